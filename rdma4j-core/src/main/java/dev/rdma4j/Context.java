@@ -1,0 +1,172 @@
+package dev.rdma4j;
+
+import dev.rdma4j.internal.ffi.DeviceVerbs;
+import java.lang.foreign.MemorySegment;
+import java.util.Comparator;
+import java.util.List;
+
+/**
+ * An open RDMA device ({@code struct ibv_context}, from {@code ibv_open_device}): the root of every
+ * other verbs object. Thread-safe. Close it last: closing is refused while objects created from it
+ * are open.
+ */
+public final class Context extends NativeResource {
+    private final Device device;
+    private final MemorySegment handle;
+
+    private Context(Device device, MemorySegment handle) {
+        super("Context(" + device.name() + ")", null);
+        this.device = device;
+        this.handle = handle;
+    }
+
+    /**
+     * Opens the named device, or the default one ({@code RDMA4J_DEVICE}, else the first) when
+     * {@code deviceName} is null ({@code ibv_get_device_list}, {@code ibv_open_device}).
+     *
+     * @param deviceName e.g. {@code "rxe0"}, or {@code null}
+     * @return the open context
+     * @throws VerbsException if the device does not exist or cannot be opened
+     * @throws RdmaUnavailableException if libibverbs cannot be loaded
+     */
+    public static Context open(String deviceName) throws VerbsException {
+        Device device = Device.byNameOrDefault(deviceName);
+        return new Context(device, DeviceVerbs.openDevice(device.name()));
+    }
+
+    /**
+     * The device this context was opened on.
+     *
+     * @return the device
+     */
+    public Device device() {
+        return device;
+    }
+
+    /**
+     * Queries the device's attributes ({@code ibv_query_device}).
+     *
+     * @return the attributes
+     * @throws VerbsException if the verb fails
+     * @throws IllegalStateException if closed
+     */
+    public DeviceAttributes queryDevice() throws VerbsException {
+        acquire(false);
+        try {
+            return DeviceVerbs.queryDevice(handle);
+        } finally {
+            release(false);
+        }
+    }
+
+    /**
+     * Queries a port ({@code ibv_query_port}, reproducing verbs.h's {@code ___ibv_query_port} inline).
+     *
+     * @param port the port number, from 1
+     * @return the port's attributes
+     * @throws VerbsException if the verb fails (e.g. {@code EINVAL} for a port that does not exist)
+     * @throws IllegalArgumentException if {@code port} is not in 1..255
+     * @throws IllegalStateException if closed
+     */
+    public PortAttributes queryPort(int port) throws VerbsException {
+        checkPort(port);
+        acquire(false);
+        try {
+            return DeviceVerbs.queryPort(handle, port);
+        } finally {
+            release(false);
+        }
+    }
+
+    /**
+     * Reads one GID table entry with its type ({@code ibv_query_gid_ex}; falls back to
+     * {@code ibv_query_gid} plus sysfs on libraries older than rdma-core 32).
+     *
+     * @param port  the port number, from 1
+     * @param index the GID index
+     * @return the entry
+     * @throws VerbsException if the entry is empty or does not exist ({@code ENODATA}/{@code EINVAL})
+     * @throws IllegalStateException if closed
+     */
+    public GidEntry queryGid(int port, int index) throws VerbsException {
+        checkPort(port);
+        if (index < 0) {
+            throw new IllegalArgumentException("GID index must be >= 0: " + index);
+        }
+        acquire(false);
+        try {
+            return DeviceVerbs.queryGid(handle, device, port, index);
+        } finally {
+            release(false);
+        }
+    }
+
+    /**
+     * The port's valid (non-empty) GID table entries, in index order ({@code ibv_query_gid_table}
+     * semantics, built from per-index {@code ibv_query_gid_ex} calls).
+     *
+     * @param port the port number, from 1
+     * @return the entries
+     * @throws VerbsException if the port cannot be queried
+     * @throws IllegalStateException if closed
+     */
+    public List<GidEntry> gidTable(int port) throws VerbsException {
+        checkPort(port);
+        acquire(false);
+        try {
+            return DeviceVerbs.gidTable(handle, device, port);
+        } finally {
+            release(false);
+        }
+    }
+
+    /**
+     * The GID to address this port with on RoCE, chosen as perftest does: RoCE v2 with an IPv4-mapped
+     * address first, then any RoCE v2, then RoCE v1, then IB; within a kind, the lowest index.
+     *
+     * @param port the port number, from 1
+     * @return the best entry
+     * @throws VerbsException if the port has no valid GID
+     * @throws IllegalStateException if closed
+     */
+    public GidEntry bestRoceGid(int port) throws VerbsException {
+        return gidTable(port).stream()
+                .min(Comparator.comparingInt(Context::gidPreference).thenComparingInt(GidEntry::index))
+                .orElseThrow(() -> new VerbsException("ibv_query_gid_ex", 61, "No data available",
+                        device.name() + " port " + port + " has no valid GID"));
+    }
+
+    private static int gidPreference(GidEntry e) {
+        return switch (e.type()) {
+            case ROCE_V2 -> e.gid().isIpv4Mapped() ? 0 : 1;
+            case ROCE_V1 -> 2;
+            default -> 3;
+        };
+    }
+
+    /**
+     * The number of completion vectors ({@code ibv_context.num_comp_vectors}).
+     *
+     * @return at least 1
+     */
+    public int completionVectorCount() {
+        ensureOpen();
+        return DeviceVerbs.numCompVectors(handle);
+    }
+
+    /** The native handle, for the other objects of this package. */
+    MemorySegment handle() {
+        return handle;
+    }
+
+    private static void checkPort(int port) {
+        if (port < 1 || port > 255) {
+            throw new IllegalArgumentException("port numbers run from 1 to 255: " + port);
+        }
+    }
+
+    @Override
+    void destroy() {
+        DeviceVerbs.closeDevice(handle);
+    }
+}

@@ -1,0 +1,142 @@
+package dev.rdma4j;
+
+import java.lang.ref.Cleaner;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Life cycle shared by every object that owns a native verbs handle: an idempotent, race-free
+ * {@code close()} (one CAS wins), a refusal to close while children are open, use-after-close as
+ * {@link IllegalStateException}, and leak reporting for objects collected while still open.
+ *
+ * <p>One counter does it all: {@code >= 0} counts live children plus calls in progress, {@code -1}
+ * is closed. A call in progress keeps the handle alive, so no native call can race a destroy.
+ */
+abstract class NativeResource implements AutoCloseable {
+    private static final Cleaner CLEANER = Cleaner.create();
+    private static final int CLOSED = -1;
+
+    private final String description;
+    private final NativeResource parent;
+    private final Leak leak;
+    private final AtomicInteger children = new AtomicInteger();
+
+    /** Shared with the cleaner, which must not reach the resource itself. */
+    private static final class Leak implements Runnable {
+        final AtomicInteger users = new AtomicInteger();
+        final String description;
+
+        Leak(String description) {
+            this.description = description;
+        }
+
+        @Override
+        public void run() {
+            if (users.get() != CLOSED) {
+                System.getLogger("dev.rdma4j").log(System.Logger.Level.WARNING,
+                        "LEAK: " + description + " was garbage-collected without close(); its native resources"
+                                + " stay allocated until the process exits");
+            }
+        }
+    }
+
+    NativeResource(String description, NativeResource parent) {
+        this.description = description;
+        this.parent = parent;
+        this.leak = new Leak(description);
+        if (parent != null) {
+            parent.acquire(true);
+        }
+        CLEANER.register(this, leak);
+    }
+
+    /** What this is, for messages: e.g. {@code "Context(rxe0)"}. */
+    final String description() {
+        return description;
+    }
+
+    /**
+     * Marks a call in progress (or a new child); the handle cannot be destroyed until {@link #release}.
+     *
+     * @throws IllegalStateException if closed
+     */
+    final void acquire(boolean child) {
+        AtomicInteger users = leak.users;
+        for (;;) {
+            int n = users.get();
+            if (n == CLOSED) {
+                throw new IllegalStateException(description + " is closed");
+            }
+            if (users.compareAndSet(n, n + 1)) {
+                if (child) {
+                    children.incrementAndGet();
+                }
+                return;
+            }
+        }
+    }
+
+    /** Ends a call in progress, or a child's life. */
+    final void release(boolean child) {
+        if (child) {
+            children.decrementAndGet();
+        }
+        leak.users.decrementAndGet();
+    }
+
+    /** @throws IllegalStateException if closed */
+    final void ensureOpen() {
+        if (leak.users.get() == CLOSED) {
+            throw new IllegalStateException(description + " is closed");
+        }
+    }
+
+    /**
+     * Whether {@link #close()} has completed.
+     *
+     * @return {@code true} once closed
+     */
+    public final boolean isClosed() {
+        return leak.users.get() == CLOSED;
+    }
+
+    /**
+     * Destroys the native object. Idempotent: later calls return at once. Waits for calls in progress
+     * on other threads to return.
+     *
+     * @throws IllegalStateException if children (objects created from this one) are still open
+     */
+    @Override
+    public final void close() {
+        AtomicInteger users = leak.users;
+        for (;;) {
+            int n = users.get();
+            if (n == CLOSED) {
+                return;
+            }
+            int kids = children.get();
+            if (kids > 0) {
+                throw new IllegalStateException("cannot close " + description + ": " + kids
+                        + " object(s) created from it are still open; close them first");
+            }
+            if (n == 0 && users.compareAndSet(0, CLOSED)) {
+                break;
+            }
+            Thread.onSpinWait(); // a short verb is running on another thread
+        }
+        try {
+            destroy();
+        } finally {
+            if (parent != null) {
+                parent.release(true);
+            }
+        }
+    }
+
+    /** Frees the native object; called exactly once. */
+    abstract void destroy();
+
+    @Override
+    public String toString() {
+        return description + (isClosed() ? " (closed)" : "");
+    }
+}

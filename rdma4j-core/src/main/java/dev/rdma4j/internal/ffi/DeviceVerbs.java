@@ -1,0 +1,315 @@
+package dev.rdma4j.internal.ffi;
+
+import static dev.rdma4j.internal.ffi.Fields.be64;
+import static dev.rdma4j.internal.ffi.Fields.i32;
+import static dev.rdma4j.internal.ffi.Fields.i64;
+import static dev.rdma4j.internal.ffi.Fields.string;
+import static dev.rdma4j.internal.ffi.Fields.u16;
+import static dev.rdma4j.internal.ffi.Fields.u32;
+import static dev.rdma4j.internal.ffi.Fields.u8;
+import static dev.rdma4j.internal.ffi.Structs.IBV_CONTEXT;
+import static dev.rdma4j.internal.ffi.Structs.IBV_DEVICE;
+import static dev.rdma4j.internal.ffi.Structs.IBV_DEVICE_ATTR;
+import static dev.rdma4j.internal.ffi.Structs.IBV_GID;
+import static dev.rdma4j.internal.ffi.Structs.IBV_GID_ENTRY;
+import static dev.rdma4j.internal.ffi.Structs.IBV_PORT_ATTR;
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+import dev.rdma4j.AtomicCapability;
+import dev.rdma4j.Device;
+import dev.rdma4j.DeviceAttributes;
+import dev.rdma4j.Gid;
+import dev.rdma4j.GidEntry;
+import dev.rdma4j.GidType;
+import dev.rdma4j.LinkLayer;
+import dev.rdma4j.Mtu;
+import dev.rdma4j.NodeType;
+import dev.rdma4j.PortAttributes;
+import dev.rdma4j.PortState;
+import dev.rdma4j.TransportType;
+import dev.rdma4j.VerbsException;
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.SymbolLookup;
+import java.lang.invoke.MethodHandle;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/** Device and context verbs: discovery, open/close, device/port/GID queries. */
+@SuppressWarnings("restricted")
+public final class DeviceVerbs {
+    private static final int ENODATA = 61;
+
+    private DeviceVerbs() {
+    }
+
+    /** Handles, initialised only after {@link Libibverbs#lookup()} succeeded. */
+    private static final class H {
+        static final SymbolLookup L = Libibverbs.lookup();
+        static final MethodHandle GET_DEVICE_LIST = Native.downcall(L, "ibv_get_device_list",
+                FunctionDescriptor.of(ADDRESS, ADDRESS), true);
+        static final MethodHandle FREE_DEVICE_LIST = Native.downcall(L, "ibv_free_device_list",
+                FunctionDescriptor.ofVoid(ADDRESS), false);
+        static final MethodHandle GET_DEVICE_NAME = Native.downcall(L, "ibv_get_device_name",
+                FunctionDescriptor.of(ADDRESS, ADDRESS), false);
+        static final MethodHandle GET_DEVICE_GUID = Native.downcall(L, "ibv_get_device_guid",
+                FunctionDescriptor.of(JAVA_LONG, ADDRESS), false);
+        static final MethodHandle OPEN_DEVICE = Native.downcall(L, "ibv_open_device",
+                FunctionDescriptor.of(ADDRESS, ADDRESS), true);
+        static final MethodHandle CLOSE_DEVICE = Native.downcall(L, "ibv_close_device",
+                FunctionDescriptor.of(JAVA_INT, ADDRESS), true);
+        static final MethodHandle QUERY_DEVICE = Native.downcall(L, "ibv_query_device",
+                FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS), true);
+        // The exported ibv_query_port is the compat entry point ___ibv_query_port falls back to.
+        static final MethodHandle QUERY_PORT_COMPAT = Native.downcall(L, "ibv_query_port",
+                FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_BYTE, ADDRESS), true);
+        // verbs_context->query_port(context, port_num, port_attr, sizeof(*port_attr))
+        static final MethodHandle QUERY_PORT_OP = Native.pointerCall(
+                FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_BYTE, ADDRESS, JAVA_LONG));
+        static final MethodHandle QUERY_GID = Native.downcall(L, "ibv_query_gid",
+                FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_BYTE, JAVA_INT, ADDRESS), true);
+        // rdma-core >= 32; the static inline ibv_query_gid_ex passes sizeof(struct ibv_gid_entry).
+        static final MethodHandle QUERY_GID_EX = Native.optionalDowncall(L, "_ibv_query_gid_ex",
+                FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_LONG));
+    }
+
+    private static H h() {
+        Libibverbs.ensureLoaded(); // a clean RdmaUnavailableException, never an ExceptionInInitializerError
+        return null;
+    }
+
+    public static List<Device> listDevices() throws VerbsException {
+        h();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment errno = Native.errnoSlot(arena);
+            MemorySegment num = arena.allocate(JAVA_INT);
+            MemorySegment list = (MemorySegment) H.GET_DEVICE_LIST.invokeExact(errno, num);
+            if (list.equals(MemorySegment.NULL)) {
+                throw Native.fail("ibv_get_device_list", Native.errno(errno), null);
+            }
+            try {
+                int n = num.get(JAVA_INT, 0);
+                MemorySegment array = list.reinterpret(ADDRESS.byteSize() * n);
+                List<Device> out = new ArrayList<>(n);
+                for (int i = 0; i < n; i++) {
+                    MemorySegment dev = array.getAtIndex(ADDRESS, i).reinterpret(IBV_DEVICE.byteSize());
+                    MemorySegment name = (MemorySegment) H.GET_DEVICE_NAME.invokeExact(dev);
+                    long guid = (long) H.GET_DEVICE_GUID.invokeExact(dev);
+                    out.add(new Device(name.reinterpret(64).getString(0), Fields.be64ToHost(guid),
+                            NodeType.of(i32(dev, IBV_DEVICE, "node_type")),
+                            TransportType.of(i32(dev, IBV_DEVICE, "transport_type")),
+                            string(dev, IBV_DEVICE, "ibdev_path")));
+                }
+                return List.copyOf(out);
+            } finally {
+                H.FREE_DEVICE_LIST.invokeExact(list);
+            }
+        } catch (VerbsException | RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw Native.rethrow(t);
+        }
+    }
+
+    /** Opens the device by name; the returned segment spans {@code struct ibv_context}. */
+    public static MemorySegment openDevice(String name) throws VerbsException {
+        h();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment errno = Native.errnoSlot(arena);
+            MemorySegment num = arena.allocate(JAVA_INT);
+            MemorySegment list = (MemorySegment) H.GET_DEVICE_LIST.invokeExact(errno, num);
+            if (list.equals(MemorySegment.NULL)) {
+                throw Native.fail("ibv_get_device_list", Native.errno(errno), null);
+            }
+            try {
+                MemorySegment array = list.reinterpret(ADDRESS.byteSize() * num.get(JAVA_INT, 0));
+                for (int i = 0; i < num.get(JAVA_INT, 0); i++) {
+                    MemorySegment dev = array.getAtIndex(ADDRESS, i);
+                    MemorySegment devName = (MemorySegment) H.GET_DEVICE_NAME.invokeExact(dev);
+                    if (devName.reinterpret(64).getString(0).equals(name)) {
+                        MemorySegment ctx = (MemorySegment) H.OPEN_DEVICE.invokeExact(errno, dev);
+                        if (ctx.equals(MemorySegment.NULL)) {
+                            throw Native.fail("ibv_open_device", Native.errno(errno), name);
+                        }
+                        return ctx.reinterpret(IBV_CONTEXT.byteSize());
+                    }
+                }
+                throw Native.fail("ibv_open_device", 19, "no RDMA device named " + name);
+            } finally {
+                H.FREE_DEVICE_LIST.invokeExact(list);
+            }
+        } catch (VerbsException | RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw Native.rethrow(t);
+        }
+    }
+
+    /** ibv_close_device; failures are reported but the handle is gone either way. */
+    public static void closeDevice(MemorySegment ctx) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment errno = Native.errnoSlot(arena);
+            int rc = (int) H.CLOSE_DEVICE.invokeExact(errno, ctx);
+            if (rc != 0) {
+                throw new IllegalStateException(Native.fail("ibv_close_device",
+                        Native.errorCode(rc, Native.errno(errno)), null).getMessage());
+            }
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw Native.rethrow(t);
+        }
+    }
+
+    public static int numCompVectors(MemorySegment ctx) {
+        return i32(ctx, IBV_CONTEXT, "num_comp_vectors");
+    }
+
+    public static DeviceAttributes queryDevice(MemorySegment ctx) throws VerbsException {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment errno = Native.errnoSlot(arena);
+            MemorySegment a = arena.allocate(IBV_DEVICE_ATTR);
+            int rc = (int) H.QUERY_DEVICE.invokeExact(errno, ctx, a);
+            if (rc != 0) {
+                throw Native.fail("ibv_query_device", Native.errorCode(rc, Native.errno(errno)), null);
+            }
+            var l = IBV_DEVICE_ATTR;
+            return new DeviceAttributes(string(a, l, "fw_ver"), be64(a, l, "node_guid"),
+                    be64(a, l, "sys_image_guid"), i64(a, l, "max_mr_size"), i64(a, l, "page_size_cap"),
+                    i32(a, l, "vendor_id"), i32(a, l, "vendor_part_id"), i32(a, l, "hw_ver"), i32(a, l, "max_qp"),
+                    i32(a, l, "max_qp_wr"), i32(a, l, "device_cap_flags"), i32(a, l, "max_sge"),
+                    i32(a, l, "max_sge_rd"), i32(a, l, "max_cq"), i32(a, l, "max_cqe"), i32(a, l, "max_mr"),
+                    i32(a, l, "max_pd"), i32(a, l, "max_qp_rd_atom"), i32(a, l, "max_ee_rd_atom"),
+                    i32(a, l, "max_res_rd_atom"), i32(a, l, "max_qp_init_rd_atom"),
+                    i32(a, l, "max_ee_init_rd_atom"), AtomicCapability.of(i32(a, l, "atomic_cap")),
+                    i32(a, l, "max_ee"), i32(a, l, "max_rdd"), i32(a, l, "max_mw"), i32(a, l, "max_raw_ipv6_qp"),
+                    i32(a, l, "max_raw_ethy_qp"), i32(a, l, "max_mcast_grp"), i32(a, l, "max_mcast_qp_attach"),
+                    i32(a, l, "max_total_mcast_qp_attach"), i32(a, l, "max_ah"), i32(a, l, "max_fmr"),
+                    i32(a, l, "max_map_per_fmr"), i32(a, l, "max_srq"), i32(a, l, "max_srq_wr"),
+                    i32(a, l, "max_srq_sge"), u16(a, l, "max_pkeys"), u8(a, l, "local_ca_ack_delay"),
+                    u8(a, l, "phys_port_cnt"));
+        } catch (VerbsException | RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw Native.rethrow(t);
+        }
+    }
+
+    /**
+     * Reproduces verbs.h's {@code ___ibv_query_port}: when the context is an extended
+     * {@code verbs_context} ({@code abi_compat == __VERBS_ABI_IS_EXTENDED}) large enough to hold
+     * {@code query_port} and the op is set, call it with {@code sizeof(struct ibv_port_attr)}; otherwise
+     * zero the struct and call the exported compat {@code ibv_query_port}.
+     */
+    public static PortAttributes queryPort(MemorySegment ctx, int port) throws VerbsException {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment errno = Native.errnoSlot(arena);
+            MemorySegment a = arena.allocate(IBV_PORT_ATTR); // zeroed
+            MemorySegment op = queryPortOp(ctx);
+            int rc = op != null
+                    ? (int) H.QUERY_PORT_OP.invokeExact(op, ctx, (byte) port, a, IBV_PORT_ATTR.byteSize())
+                    : (int) H.QUERY_PORT_COMPAT.invokeExact(errno, ctx, (byte) port, a);
+            if (rc != 0) {
+                throw Native.fail("ibv_query_port", Native.errorCode(rc, Native.errno(errno)), "port " + port);
+            }
+            var l = IBV_PORT_ATTR;
+            return new PortAttributes(PortState.of(i32(a, l, "state")), Mtu.of(i32(a, l, "max_mtu")),
+                    Mtu.of(i32(a, l, "active_mtu")), i32(a, l, "gid_tbl_len"), i32(a, l, "port_cap_flags"),
+                    u32(a, l, "max_msg_sz"), i32(a, l, "bad_pkey_cntr"), i32(a, l, "qkey_viol_cntr"),
+                    u16(a, l, "pkey_tbl_len"), u16(a, l, "lid"), u16(a, l, "sm_lid"), u8(a, l, "lmc"),
+                    u8(a, l, "max_vl_num"), u8(a, l, "sm_sl"), u8(a, l, "subnet_timeout"),
+                    u8(a, l, "init_type_reply"), u8(a, l, "active_width"), u8(a, l, "active_speed"),
+                    u8(a, l, "phys_state"), LinkLayer.of(u8(a, l, "link_layer")), u8(a, l, "flags"),
+                    u16(a, l, "port_cap_flags2"));
+        } catch (VerbsException | RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw Native.rethrow(t);
+        }
+    }
+
+    /** verbs_get_ctx_op(ctx, query_port), or null when the compat path must be taken. */
+    private static MemorySegment queryPortOp(MemorySegment ctx) {
+        long abiCompat = ctx.get(ADDRESS, CLayouts.offset(IBV_CONTEXT, "abi_compat")).address();
+        if (abiCompat != -1L) { // __VERBS_ABI_IS_EXTENDED is (void *)UINTPTR_MAX
+            return null;
+        }
+        long vctxSize = Structs.VERBS_CONTEXT_CONTEXT_OFFSET + IBV_CONTEXT.byteSize();
+        MemorySegment vctx = MemorySegment.ofAddress(ctx.address() - Structs.VERBS_CONTEXT_CONTEXT_OFFSET)
+                .reinterpret(vctxSize);
+        long sz = vctx.get(JAVA_LONG, Structs.VERBS_CONTEXT_SZ_OFFSET);
+        if (sz < vctxSize - Structs.VERBS_CONTEXT_QUERY_PORT_OFFSET) {
+            return null;
+        }
+        MemorySegment op = vctx.get(ADDRESS, Structs.VERBS_CONTEXT_QUERY_PORT_OFFSET);
+        return op.equals(MemorySegment.NULL) ? null : op;
+    }
+
+    public static GidEntry queryGid(MemorySegment ctx, Device device, int port, int index) throws VerbsException {
+        try (Arena arena = Arena.ofConfined()) {
+            if (H.QUERY_GID_EX != null) {
+                MemorySegment e = arena.allocate(IBV_GID_ENTRY);
+                int rc = (int) H.QUERY_GID_EX.invokeExact(ctx, port, index, e, 0, IBV_GID_ENTRY.byteSize());
+                if (rc != 0) {
+                    throw Native.fail("ibv_query_gid_ex", Native.errorCode(rc, 0), "port " + port + " index " + index);
+                }
+                return new GidEntry(port, index, gid(e.asSlice(0, IBV_GID.byteSize())),
+                        GidType.of(i32(e, IBV_GID_ENTRY, "gid_type")), i32(e, IBV_GID_ENTRY, "ndev_ifindex"));
+            }
+            MemorySegment errno = Native.errnoSlot(arena);
+            MemorySegment g = arena.allocate(IBV_GID);
+            int rc = (int) H.QUERY_GID.invokeExact(errno, ctx, (byte) port, index, g);
+            if (rc != 0) {
+                throw Native.fail("ibv_query_gid", Native.errorCode(rc, Native.errno(errno)),
+                        "port " + port + " index " + index);
+            }
+            Gid gid = gid(g);
+            if (gid.isZero()) {
+                throw Native.fail("ibv_query_gid", ENODATA, "port " + port + " index " + index + " is empty");
+            }
+            return new GidEntry(port, index, gid, sysfsGidType(device, port, index), 0);
+        } catch (VerbsException | RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw Native.rethrow(t);
+        }
+    }
+
+    public static List<GidEntry> gidTable(MemorySegment ctx, Device device, int port) throws VerbsException {
+        int length = queryPort(ctx, port).gidTableLength();
+        List<GidEntry> out = new ArrayList<>();
+        for (int i = 0; i < length; i++) {
+            try {
+                out.add(queryGid(ctx, device, port, i));
+            } catch (VerbsException e) {
+                if (e.errno() != ENODATA && e.errno() != 22) {
+                    throw e;
+                }
+            }
+        }
+        return List.copyOf(out);
+    }
+
+    private static Gid gid(MemorySegment g) {
+        return Gid.of(g.toArray(JAVA_BYTE));
+    }
+
+    /** Pre-rdma-core-32 fallback: the kernel names the type in sysfs ("IB/RoCE v1" or "RoCE v2"). */
+    private static GidType sysfsGidType(Device device, int port, int index) {
+        Path p = Path.of(device.sysfsPath(), "ports", Integer.toString(port), "gid_attrs", "types",
+                Integer.toString(index));
+        try {
+            String t = Files.readString(p).trim();
+            return t.equals("RoCE v2") ? GidType.ROCE_V2 : t.contains("RoCE") ? GidType.ROCE_V1 : GidType.IB;
+        } catch (IOException e) {
+            return GidType.IB;
+        }
+    }
+}

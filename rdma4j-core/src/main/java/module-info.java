@@ -1,0 +1,7 @@
+/**
+ * rdma4j: safe, asynchronous RDMA verbs (libibverbs) for Java on the Foreign Function &amp; Memory API.
+ * Only the API packages are exported; the FFM bindings in {@code dev.rdma4j.internal.ffi} are not.
+ */
+module dev.rdma4j {
+    exports dev.rdma4j;
+}

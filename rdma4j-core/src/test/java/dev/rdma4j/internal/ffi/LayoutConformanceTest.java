@@ -1,0 +1,100 @@
+package dev.rdma4j.internal.ffi;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.lang.foreign.GroupLayout;
+import java.lang.foreign.MemoryLayout;
+import java.lang.foreign.PaddingLayout;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Compiles a C program against the real {@code <infiniband/verbs.h>} that prints gcc's offsetof/sizeof
+ * for every named member of every hand-written layout, and compares them with the Java layouts.
+ */
+class LayoutConformanceTest {
+
+    record Member(String type, String path, long offset, long size) {
+    }
+
+    @Test
+    void everyHandWrittenLayoutMatchesGcc(@TempDir Path dir) throws Exception {
+        List<Member> members = new ArrayList<>();
+        for (MemoryLayout layout : Structs.all()) {
+            String type = layout.name().orElseThrow();
+            members.add(new Member(type, "", 0, layout.byteSize()));
+            collect(type, (GroupLayout) layout, "", 0, members);
+        }
+        StringBuilder c = new StringBuilder("""
+                #include <stdio.h>
+                #include <stddef.h>
+                #include <infiniband/verbs.h>
+                int main(void) {
+                """);
+        for (Member m : members) {
+            if (m.path.isEmpty()) {
+                c.append("  printf(\"%s|%s|0|%zu\\n\", \"").append(m.type).append("\", \"\", sizeof(")
+                        .append(m.type).append("));\n");
+            } else {
+                c.append("  printf(\"%s|%s|%zu|%zu\\n\", \"").append(m.type).append("\", \"").append(m.path)
+                        .append("\", offsetof(").append(m.type).append(", ").append(m.path).append("), sizeof(((")
+                        .append(m.type).append(" *)0)->").append(m.path).append("));\n");
+            }
+        }
+        for (Object[] constant : Structs.constants()) {
+            c.append("  printf(\"const|%s|%ld|0\\n\", \"").append(constant[0]).append("\", (long)(")
+                    .append(constant[0]).append("));\n");
+        }
+        c.append("  return 0;\n}\n");
+        Path src = dir.resolve("layouts.c");
+        Files.writeString(src, c);
+        Path exe = dir.resolve("layouts");
+        run(dir, "gcc", "-Wall", "-Werror", "-o", exe.toString(), src.toString());
+        String out = run(dir, exe.toString());
+
+        Map<String, String> gcc = new LinkedHashMap<>();
+        for (String line : out.split("\n")) {
+            String[] f = line.split("\\|");
+            gcc.put(f[0] + "|" + f[1], f[2] + "|" + f[3]);
+        }
+        Map<String, String> java = new LinkedHashMap<>();
+        for (Member m : members) {
+            java.put(m.type + "|" + m.path, m.offset + "|" + m.size);
+        }
+        for (Object[] constant : Structs.constants()) {
+            java.put("const|" + constant[0], constant[1] + "|0");
+        }
+        assertThat(members).hasSizeGreaterThan(100);
+        assertThat(java).as("Java layouts (offset|size) vs gcc").containsExactlyEntriesOf(gcc);
+    }
+
+    private static void collect(String type, GroupLayout group, String prefix, long base, List<Member> out) {
+        long offset = 0;
+        for (MemoryLayout m : group.memberLayouts()) {
+            long at = group instanceof java.lang.foreign.UnionLayout ? 0 : offset;
+            if (!(m instanceof PaddingLayout)) {
+                String path = prefix + m.name().orElseThrow(() -> new AssertionError("unnamed member in " + type));
+                out.add(new Member(type, path, base + at, m.byteSize()));
+                if (m instanceof GroupLayout nested) {
+                    collect(type, nested, path + ".", base + at, out);
+                }
+            }
+            offset += m.byteSize();
+        }
+    }
+
+    private static String run(Path dir, String... command) throws Exception {
+        Process p = new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true).start();
+        String output = new String(p.getInputStream().readAllBytes());
+        assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        assertThat(p.exitValue()).as("%s failed:%n%s", String.join(" ", command), output).isZero();
+        return output;
+    }
+}
