@@ -154,6 +154,29 @@ public final class Context extends NativeResource {
         return DeviceVerbs.numCompVectors(handle);
     }
 
+    /**
+     * Allocates a protection domain ({@code ibv_alloc_pd}).
+     *
+     * @return the domain; close it before this context
+     * @throws VerbsException if the verb fails
+     * @throws IllegalStateException if closed
+     */
+    public ProtectionDomain allocateProtectionDomain() throws VerbsException {
+        return new ProtectionDomain(this);
+    }
+
+    /**
+     * Creates a completion queue without a completion channel ({@code ibv_create_cq}), for polling.
+     *
+     * @param minSize the least number of entries; the device may round it up
+     * @return the queue; close it before this context
+     * @throws VerbsException if the verb fails (e.g. {@code EINVAL} above {@code max_cqe})
+     * @throws IllegalStateException if closed
+     */
+    public CompletionQueue createCompletionQueue(int minSize) throws VerbsException {
+        return new CompletionQueue(this, minSize, java.lang.foreign.MemorySegment.NULL, 0);
+    }
+
     /** The native handle, for the other objects of this package. */
     MemorySegment handle() {
         return handle;

@@ -115,8 +115,8 @@ abstract class NativeResource implements AutoCloseable {
             }
             int kids = children.get();
             if (kids > 0) {
-                throw new IllegalStateException("cannot close " + description + ": " + kids
-                        + " object(s) created from it are still open; close them first");
+                throw new IllegalStateException("cannot close " + description + ": still used by " + kids
+                        + " open object(s) or posted work request(s); close them (or let the work complete) first");
             }
             if (n == 0 && users.compareAndSet(0, CLOSED)) {
                 break;
@@ -129,6 +129,17 @@ abstract class NativeResource implements AutoCloseable {
             if (parent != null) {
                 parent.release(true);
             }
+        }
+    }
+
+    /**
+     * For a constructor whose verb failed: marks this closed without {@link #destroy()} and gives the
+     * parent its child back.
+     */
+    final void abandon() {
+        leak.users.set(CLOSED);
+        if (parent != null) {
+            parent.release(true);
         }
     }
 

@@ -42,7 +42,7 @@ class NativeResourceTest {
         Fake parent = new Fake("Fake(parent)", null);
         Fake child = new Fake("Fake(child)", parent);
         assertThatThrownBy(parent::close).isInstanceOf(IllegalStateException.class)
-                .hasMessageContaining("cannot close Fake(parent)").hasMessageContaining("1 object(s)");
+                .hasMessageContaining("cannot close Fake(parent)").hasMessageContaining("still used by 1 open object(s)");
         assertThat(parent.destroyed).hasValue(0);
         parent.use(); // still usable after the refused close
         child.close();

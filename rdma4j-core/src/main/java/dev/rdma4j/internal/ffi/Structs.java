@@ -144,10 +144,198 @@ public final class Structs {
             U32.withName("gid_type"),
             U32.withName("ndev_ifindex"));
 
+    private static final MemoryLayout MUTEX = opaque("mutex", 40, 8);
+    private static final MemoryLayout COND = opaque("cond", 48, 8);
+
+    public static final StructLayout IBV_PD = struct("struct ibv_pd",
+            PTR.withName("context"),
+            U32.withName("handle"));
+
+    public static final StructLayout IBV_MR = struct("struct ibv_mr",
+            PTR.withName("context"),
+            PTR.withName("pd"),
+            PTR.withName("addr"),
+            SIZE_T.withName("length"),
+            U32.withName("handle"),
+            U32.withName("lkey"),
+            U32.withName("rkey"));
+
+    public static final StructLayout IBV_COMP_CHANNEL = struct("struct ibv_comp_channel",
+            PTR.withName("context"),
+            INT.withName("fd"),
+            INT.withName("refcnt"));
+
+    public static final StructLayout IBV_CQ = struct("struct ibv_cq",
+            PTR.withName("context"),
+            PTR.withName("channel"),
+            PTR.withName("cq_context"),
+            U32.withName("handle"),
+            INT.withName("cqe"),
+            MUTEX,
+            COND,
+            U32.withName("comp_events_completed"),
+            U32.withName("async_events_completed"));
+
+    public static final StructLayout IBV_QP = struct("struct ibv_qp",
+            PTR.withName("context"),
+            PTR.withName("qp_context"),
+            PTR.withName("pd"),
+            PTR.withName("send_cq"),
+            PTR.withName("recv_cq"),
+            PTR.withName("srq"),
+            U32.withName("handle"),
+            U32.withName("qp_num"),
+            INT.withName("state"),
+            INT.withName("qp_type"),
+            MUTEX,
+            COND,
+            U32.withName("events_completed"));
+
+    public static final StructLayout IBV_QP_CAP = struct("struct ibv_qp_cap",
+            U32.withName("max_send_wr"),
+            U32.withName("max_recv_wr"),
+            U32.withName("max_send_sge"),
+            U32.withName("max_recv_sge"),
+            U32.withName("max_inline_data"));
+
+    public static final StructLayout IBV_QP_INIT_ATTR = struct("struct ibv_qp_init_attr",
+            PTR.withName("qp_context"),
+            PTR.withName("send_cq"),
+            PTR.withName("recv_cq"),
+            PTR.withName("srq"),
+            IBV_QP_CAP.withName("cap"),
+            INT.withName("qp_type"),
+            INT.withName("sq_sig_all"));
+
+    public static final StructLayout IBV_GLOBAL_ROUTE = struct("struct ibv_global_route",
+            IBV_GID.withName("dgid"),
+            U32.withName("flow_label"),
+            U8.withName("sgid_index"),
+            U8.withName("hop_limit"),
+            U8.withName("traffic_class"));
+
+    public static final StructLayout IBV_AH_ATTR = struct("struct ibv_ah_attr",
+            IBV_GLOBAL_ROUTE.withName("grh"),
+            U16.withName("dlid"),
+            U8.withName("sl"),
+            U8.withName("src_path_bits"),
+            U8.withName("static_rate"),
+            U8.withName("is_global"),
+            U8.withName("port_num"));
+
+    public static final StructLayout IBV_QP_ATTR = struct("struct ibv_qp_attr",
+            INT.withName("qp_state"),
+            INT.withName("cur_qp_state"),
+            INT.withName("path_mtu"),
+            INT.withName("path_mig_state"),
+            U32.withName("qkey"),
+            U32.withName("rq_psn"),
+            U32.withName("sq_psn"),
+            U32.withName("dest_qp_num"),
+            U32.withName("qp_access_flags"),
+            IBV_QP_CAP.withName("cap"),
+            IBV_AH_ATTR.withName("ah_attr"),
+            IBV_AH_ATTR.withName("alt_ah_attr"),
+            U16.withName("pkey_index"),
+            U16.withName("alt_pkey_index"),
+            U8.withName("en_sqd_async_notify"),
+            U8.withName("sq_draining"),
+            U8.withName("max_rd_atomic"),
+            U8.withName("max_dest_rd_atomic"),
+            U8.withName("min_rnr_timer"),
+            U8.withName("port_num"),
+            U8.withName("timeout"),
+            U8.withName("retry_cnt"),
+            U8.withName("rnr_retry"),
+            U8.withName("alt_port_num"),
+            U8.withName("alt_timeout"),
+            U32.withName("rate_limit"));
+
+    /** Names starting with '$' stand for C's anonymous unions: the conformance test flattens them. */
+    public static final StructLayout IBV_WC = struct("struct ibv_wc",
+            U64.withName("wr_id"),
+            INT.withName("status"),
+            INT.withName("opcode"),
+            U32.withName("vendor_err"),
+            U32.withName("byte_len"),
+            union("union $imm", U32.withName("imm_data"), U32.withName("invalidated_rkey")).withName("$imm"),
+            U32.withName("qp_num"),
+            U32.withName("src_qp"),
+            U32.withName("wc_flags"),
+            U16.withName("pkey_index"),
+            U16.withName("slid"),
+            U8.withName("sl"),
+            U8.withName("dlid_path_bits"));
+
+    public static final StructLayout IBV_SGE = struct("struct ibv_sge",
+            U64.withName("addr"),
+            U32.withName("length"),
+            U32.withName("lkey"));
+
+    public static final StructLayout IBV_SEND_WR = struct("struct ibv_send_wr",
+            U64.withName("wr_id"),
+            PTR.withName("next"),
+            PTR.withName("sg_list"),
+            INT.withName("num_sge"),
+            INT.withName("opcode"),
+            U32.withName("send_flags"),
+            union("union $imm", U32.withName("imm_data"), U32.withName("invalidate_rkey")).withName("$imm"),
+            union("union wr",
+                    struct("struct rdma", U64.withName("remote_addr"), U32.withName("rkey")).withName("rdma"),
+                    struct("struct atomic", U64.withName("remote_addr"), U64.withName("compare_add"),
+                            U64.withName("swap"), U32.withName("rkey")).withName("atomic"),
+                    struct("struct ud", PTR.withName("ah"), U32.withName("remote_qpn"),
+                            U32.withName("remote_qkey")).withName("ud")).withName("wr"),
+            union("union qp_type",
+                    struct("struct xrc", U32.withName("remote_srqn")).withName("xrc")).withName("qp_type"),
+            union("union $bind",
+                    struct("struct bind_mw", PTR.withName("mw"), U32.withName("rkey"),
+                            struct("struct ibv_mw_bind_info", PTR.withName("mr"), U64.withName("addr"),
+                                    U64.withName("length"), U32.withName("mw_access_flags")).withName("bind_info"))
+                            .withName("bind_mw"),
+                    struct("struct tso", PTR.withName("hdr"), U16.withName("hdr_sz"), U16.withName("mss"))
+                            .withName("tso")).withName("$bind"));
+
+    public static final StructLayout IBV_RECV_WR = struct("struct ibv_recv_wr",
+            U64.withName("wr_id"),
+            PTR.withName("next"),
+            PTR.withName("sg_list"),
+            INT.withName("num_sge"));
+
+    public static final StructLayout IBV_AH = struct("struct ibv_ah",
+            PTR.withName("context"),
+            PTR.withName("pd"),
+            U32.withName("handle"));
+
+    public static final StructLayout IBV_SRQ = struct("struct ibv_srq",
+            PTR.withName("context"),
+            PTR.withName("srq_context"),
+            PTR.withName("pd"),
+            U32.withName("handle"),
+            MUTEX,
+            COND,
+            U32.withName("events_completed"));
+
+    public static final StructLayout IBV_SRQ_ATTR = struct("struct ibv_srq_attr",
+            U32.withName("max_wr"),
+            U32.withName("max_sge"),
+            U32.withName("srq_limit"));
+
+    public static final StructLayout IBV_SRQ_INIT_ATTR = struct("struct ibv_srq_init_attr",
+            PTR.withName("srq_context"),
+            IBV_SRQ_ATTR.withName("attr"));
+
+    public static final StructLayout IBV_ASYNC_EVENT = struct("struct ibv_async_event",
+            union("union element", PTR.withName("cq"), PTR.withName("qp"), PTR.withName("srq"),
+                    PTR.withName("wq"), INT.withName("port_num")).withName("element"),
+            INT.withName("event_type"));
+
     /** Every layout the conformance test compares with gcc. */
     public static List<MemoryLayout> all() {
         return List.of(IBV_GID, IBV_DEVICE, IBV_CONTEXT_OPS, IBV_CONTEXT, IBV_DEVICE_ATTR, IBV_PORT_ATTR,
-                IBV_GID_ENTRY);
+                IBV_GID_ENTRY, IBV_PD, IBV_MR, IBV_COMP_CHANNEL, IBV_CQ, IBV_QP, IBV_QP_CAP, IBV_QP_INIT_ATTR,
+                IBV_GLOBAL_ROUTE, IBV_AH_ATTR, IBV_QP_ATTR, IBV_WC, IBV_SGE, IBV_SEND_WR, IBV_RECV_WR, IBV_AH,
+                IBV_SRQ, IBV_SRQ_ATTR, IBV_SRQ_INIT_ATTR, IBV_ASYNC_EVENT);
     }
 
     /** Constants the conformance test also checks: C expression, then the value rdma4j assumes. */

@@ -80,7 +80,13 @@ class LayoutConformanceTest {
         for (MemoryLayout m : group.memberLayouts()) {
             long at = group instanceof java.lang.foreign.UnionLayout ? 0 : offset;
             if (!(m instanceof PaddingLayout)) {
-                String path = prefix + m.name().orElseThrow(() -> new AssertionError("unnamed member in " + type));
+                String name = m.name().orElseThrow(() -> new AssertionError("unnamed member in " + type));
+                if (name.startsWith("$")) { // a C anonymous union: its members belong to the enclosing struct
+                    collect(type, (GroupLayout) m, prefix, base + at, out);
+                    offset += m.byteSize();
+                    continue;
+                }
+                String path = prefix + name;
                 out.add(new Member(type, path, base + at, m.byteSize()));
                 if (m instanceof GroupLayout nested) {
                     collect(type, nested, path + ".", base + at, out);

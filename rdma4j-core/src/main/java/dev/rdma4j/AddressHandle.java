@@ -1,0 +1,101 @@
+package dev.rdma4j;
+
+import dev.rdma4j.internal.ffi.Codec;
+import dev.rdma4j.internal.ffi.ResourceVerbs;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemoryLayout;
+import java.lang.foreign.MemorySegment;
+
+/**
+ * A route to a UD destination ({@code struct ibv_ah}, from {@code ibv_create_ah}), used by
+ * {@link SendBatch#sendTo}. Posted sends pin it until they complete, so it cannot be closed under
+ * them.
+ */
+public final class AddressHandle extends NativeResource {
+    private final MemorySegment handle;
+    private final Attributes attributes;
+
+    /**
+     * The address vector ({@code struct ibv_ah_attr}).
+     *
+     * @param port         the local port
+     * @param dlid         the destination LID (InfiniBand)
+     * @param serviceLevel {@code sl}
+     * @param global       whether a GRH is used ({@code is_global}); required on RoCE
+     * @param dgid         the destination GID when global
+     * @param sgidIndex    the local GID index when global
+     * @param hopLimit     GRH hop limit
+     * @param trafficClass GRH traffic class
+     * @param flowLabel    GRH flow label
+     */
+    public record Attributes(int port, int dlid, int serviceLevel, boolean global, Gid dgid, int sgidIndex,
+            int hopLimit, int trafficClass, int flowLabel) {
+
+        /**
+         * The route to a peer's endpoint as the pingpong examples build it: GRH when the peer has a GID,
+         * hop limit 1.
+         *
+         * @param remote    the peer
+         * @param port      the local port
+         * @param sgidIndex the local GID index
+         * @return the attributes
+         */
+        public static Attributes to(QpEndpoint remote, int port, int sgidIndex) {
+            return new Attributes(port, remote.lid(), 0, !remote.gid().isZero(), remote.gid(), sgidIndex, 1, 0, 0);
+        }
+    }
+
+    AddressHandle(ProtectionDomain pd, Attributes a) throws VerbsException {
+        super("AddressHandle(" + (a.global() ? a.dgid() : "lid " + a.dlid()) + ")", pd);
+        MemorySegment ah;
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment attr = arena.allocate(Codec.ahAttr());
+            encode(attr, Codec.ahAttr(), "", a);
+            ah = ResourceVerbs.createAh(pd.handle(), attr);
+        } catch (VerbsException | RuntimeException e) {
+            abandon();
+            throw e;
+        }
+        this.handle = ah;
+        this.attributes = a;
+    }
+
+    /** Writes an ah_attr at {@code prefix} ("" for a struct ibv_ah_attr, "ah_attr." inside ibv_qp_attr). */
+    static void encode(MemorySegment s, MemoryLayout l, String prefix, Attributes a) {
+        Codec.put(s, l, prefix + "dlid", a.dlid());
+        Codec.put(s, l, prefix + "sl", a.serviceLevel());
+        Codec.put(s, l, prefix + "src_path_bits", 0);
+        Codec.put(s, l, prefix + "static_rate", 0);
+        Codec.put(s, l, prefix + "is_global", a.global() ? 1 : 0);
+        Codec.put(s, l, prefix + "port_num", a.port());
+        if (a.global()) {
+            Codec.putBytes(s, l, prefix + "grh.dgid", a.dgid().toBytes());
+            Codec.put(s, l, prefix + "grh.sgid_index", a.sgidIndex());
+            Codec.put(s, l, prefix + "grh.hop_limit", a.hopLimit());
+            Codec.put(s, l, prefix + "grh.traffic_class", a.trafficClass());
+            Codec.put(s, l, prefix + "grh.flow_label", a.flowLabel());
+        }
+    }
+
+    /**
+     * The attributes the handle was created with.
+     *
+     * @return the address vector
+     */
+    public Attributes attributes() {
+        return attributes;
+    }
+
+    MemorySegment handle() {
+        return handle;
+    }
+
+    @Override
+    void destroy() {
+        try {
+            ResourceVerbs.destroyAh(handle);
+        } catch (VerbsException e) {
+            throw new IllegalStateException(e.getMessage(), e);
+        }
+    }
+}

@@ -1,0 +1,143 @@
+package dev.rdma4j;
+
+import dev.rdma4j.internal.ffi.Codec;
+import dev.rdma4j.internal.ffi.DataPath;
+import dev.rdma4j.internal.ffi.Native;
+import dev.rdma4j.internal.ffi.ResourceVerbs;
+import dev.rdma4j.internal.ffi.WcView;
+import java.lang.foreign.MemorySegment;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * A completion queue ({@code struct ibv_cq}, from {@code ibv_create_cq}). {@link #poll} drains it into
+ * a reusable {@link WorkCompletions} batch without allocating; each completion carries the caller's
+ * own wr_id, and polling a completion releases the regions its request pinned. Closing is refused
+ * while queue pairs use it.
+ */
+public final class CompletionQueue extends NativeResource {
+    private final Context context;
+    private final MemorySegment handle;
+    private final MemorySegment pollFn;
+    private final MemorySegment notifyFn;
+    private final int size;
+    private final ReentrantLock pollLock = new ReentrantLock();
+
+    CompletionQueue(Context context, int minSize, MemorySegment channel, int vector) throws VerbsException {
+        super("CompletionQueue(" + context.device().name() + ")", checkSize(context, minSize));
+        this.context = context;
+        MemorySegment cq;
+        try {
+            cq = ResourceVerbs.createCq(context.handle(), minSize, channel, vector);
+        } catch (VerbsException | RuntimeException e) {
+            abandon();
+            throw e;
+        }
+        this.handle = cq;
+        this.size = (int) Codec.get(cq, Codec.cq(), "cqe");
+        this.pollFn = DataPath.op(context.handle(), "poll_cq");
+        this.notifyFn = DataPath.op(context.handle(), "req_notify_cq");
+    }
+
+    private static Context checkSize(Context context, int minSize) {
+        if (minSize < 1) {
+            throw new IllegalArgumentException("a completion queue needs at least 1 entry: " + minSize);
+        }
+        return context;
+    }
+
+    /**
+     * The context the queue belongs to.
+     *
+     * @return the context
+     */
+    public Context context() {
+        return context;
+    }
+
+    /**
+     * The number of entries the device gave the queue ({@code ibv_cq.cqe}), at least the size asked for.
+     *
+     * @return entries
+     */
+    public int size() {
+        return size;
+    }
+
+    /**
+     * Polls up to {@code completions.capacity()} completions ({@code ibv_poll_cq}, through
+     * {@code context->ops.poll_cq}). Allocation-free; thread-safe (pollers are serialised).
+     * Completions of queue pairs closed meanwhile are dropped.
+     *
+     * @param completions the batch to fill; its {@code count()} becomes the return value
+     * @return the number of completions, 0 if none is ready
+     * @throws VerbsException if the verb itself fails (the CQ is broken, e.g. after a device fatal error)
+     * @throws IllegalStateException if the queue is closed
+     */
+    public int poll(WorkCompletions completions) throws VerbsException {
+        acquire(false);
+        pollLock.lock();
+        try {
+            MemorySegment wcs = completions.segment();
+            int n = DataPath.pollCq(pollFn, handle, completions.capacity(), wcs);
+            if (n < 0) {
+                completions.count(0);
+                throw Native.fail("ibv_poll_cq", -n > 1 ? -n : 5, description());
+            }
+            int kept = 0;
+            for (int i = 0; i < n; i++) {
+                long id = WcView.wrId(wcs, i);
+                WorkRequestIds.Owner owner = WorkRequestIds.owner(id);
+                if (owner == null) {
+                    continue; // its queue pair was destroyed: nothing waits for it
+                }
+                long userWrId = owner.complete(WorkRequestIds.isRecv(id), WorkRequestIds.seq(id));
+                if (kept != i) {
+                    WcView.move(wcs, i, kept);
+                }
+                WcView.wrId(wcs, kept, userWrId);
+                kept++;
+            }
+            completions.count(kept);
+            return kept;
+        } finally {
+            pollLock.unlock();
+            release(false);
+        }
+    }
+
+    /**
+     * Arms the queue's completion channel for the next completion ({@code ibv_req_notify_cq}).
+     *
+     * @param solicitedOnly notify only for solicited (or error) completions
+     * @throws VerbsException if the verb fails
+     */
+    public void requestNotification(boolean solicitedOnly) throws VerbsException {
+        acquire(false);
+        try {
+            int rc = DataPath.reqNotifyCq(notifyFn, handle, solicitedOnly);
+            if (rc != 0) {
+                throw Native.fail("ibv_req_notify_cq", rc, description());
+            }
+        } finally {
+            release(false);
+        }
+    }
+
+    /** Held while a queue pair using this CQ is destroyed, so no poll runs its completions meanwhile. */
+    ReentrantLock pollLock() {
+        return pollLock;
+    }
+
+    MemorySegment handle() {
+        return handle;
+    }
+
+    @Override
+    void destroy() {
+        try {
+            ResourceVerbs.destroyCq(handle);
+        } catch (VerbsException e) {
+            throw new IllegalStateException(e.getMessage(), e);
+        }
+    }
+}

@@ -1,0 +1,841 @@
+package dev.rdma4j;
+
+import dev.rdma4j.internal.ffi.Codec;
+import dev.rdma4j.internal.ffi.DataPath;
+import dev.rdma4j.internal.ffi.Native;
+import dev.rdma4j.internal.ffi.ResourceVerbs;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemoryLayout;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.Objects;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * A queue pair ({@code struct ibv_qp}, from {@code ibv_create_qp}) of type RC, UC or UD, built with
+ * {@link #builder(ProtectionDomain, QpType)}.
+ *
+ * <p><b>State machine.</b> {@link #toInit}, {@link #toRtr}, {@link #toRts} must come in that order from
+ * RESET; a call out of order is refused with an {@link IllegalStateException} before
+ * {@code ibv_modify_qp} runs. {@link #toError()} and {@link #reset()} work from any state. Every
+ * transition has working defaults (see {@link InitAttributes}, {@link RtrAttributes},
+ * {@link RtsAttributes}), all overridable.
+ *
+ * <p><b>Posting.</b> {@link #post(SendBatch)} and {@link #post(ReceiveBatch)} throw a
+ * {@link VerbsException} when the verb refuses (queue full {@code ENOMEM}, too many SGEs or inline bytes
+ * {@code EINVAL}, wrong state {@code EINVAL}); {@link #tryPost(SendBatch)} and
+ * {@link #tryPost(ReceiveBatch)} return the same errno as a status instead (0 = posted), for hot paths.
+ * A failed chained post reports the first request not posted in {@code batch.failedIndex()}. Posting
+ * allocates nothing. Every posted request pins the regions (and address handle) it uses until its
+ * completion is polled, or until the QP is reset or closed.
+ *
+ * <p>Closing destroys the QP ({@code ibv_destroy_qp}); its outstanding requests are forgotten and
+ * their regions released, and completions of it still in a CQ are dropped by {@link CompletionQueue#poll}.
+ */
+public final class QueuePair extends NativeResource {
+    /** UD receives start with this many bytes of GRH ({@link GlobalRouteHeader}). */
+    public static final int UD_GRH_BYTES = GlobalRouteHeader.BYTES;
+
+    private static final int EINVAL = 22;
+    private static final int ENOMEM = 12;
+    // enum ibv_qp_attr_mask
+    private static final int STATE = 1;
+    private static final int ACCESS_FLAGS = 1 << 3;
+    private static final int PKEY_INDEX = 1 << 4;
+    private static final int PORT = 1 << 5;
+    private static final int QKEY = 1 << 6;
+    private static final int AV = 1 << 7;
+    private static final int PATH_MTU = 1 << 8;
+    private static final int TIMEOUT = 1 << 9;
+    private static final int RETRY_CNT = 1 << 10;
+    private static final int RNR_RETRY = 1 << 11;
+    private static final int RQ_PSN = 1 << 12;
+    private static final int MAX_QP_RD_ATOMIC = 1 << 13;
+    private static final int MIN_RNR_TIMER = 1 << 15;
+    private static final int SQ_PSN = 1 << 16;
+    private static final int MAX_DEST_RD_ATOMIC = 1 << 17;
+    private static final int CAP = 1 << 19;
+    private static final int DEST_QPN = 1 << 20;
+    private static final int QUERY_ALL = (1 << 21) - 1;
+
+    private final Context context;
+    private final ProtectionDomain pd;
+    private final QpType type;
+    private final CompletionQueue sendCq;
+    private final CompletionQueue recvCq;
+    private final MemorySegment handle;
+    private final int qpNumber;
+    private final QpCapabilities capabilities;
+    private final MemorySegment postSendFn;
+    private final MemorySegment postRecvFn;
+    private final Arena arena = Arena.ofShared();
+    private final MemorySegment badSend = arena.allocate(ValueLayout.ADDRESS);
+    private final MemorySegment badRecv = arena.allocate(ValueLayout.ADDRESS);
+    private final WorkRing sendRing;
+    private final WorkRing recvRing;
+    private final ReentrantLock sendLock = new ReentrantLock();
+    private final ReentrantLock recvLock = new ReentrantLock();
+    private final SendBatch oneSend;
+    private final ReceiveBatch oneRecv;
+    private volatile QpState state = QpState.RESET;
+    private volatile int port = 1;
+    private volatile int token;
+    private final Completions completions = new Completions();
+
+    private QueuePair(Builder b) throws VerbsException {
+        super("QueuePair(" + b.type + ")", b.pd);
+        this.context = b.pd.context();
+        this.pd = b.pd;
+        this.type = b.type;
+        this.sendCq = b.sendCq;
+        this.recvCq = b.recvCq != null ? b.recvCq : b.sendCq;
+        MemorySegment qp;
+        QpCapabilities caps;
+        try {
+            sendCq.acquire(true);
+            try {
+                recvCq.acquire(true);
+            } catch (RuntimeException e) {
+                sendCq.release(true);
+                throw e;
+            }
+            try (Arena a = Arena.ofConfined()) {
+                MemoryLayout l = Codec.qpInitAttr();
+                MemorySegment init = a.allocate(l);
+                Codec.putPointer(init, l, "send_cq", sendCq.handle());
+                Codec.putPointer(init, l, "recv_cq", recvCq.handle());
+                Codec.put(init, l, "cap.max_send_wr", b.maxSendWr);
+                Codec.put(init, l, "cap.max_recv_wr", b.maxRecvWr);
+                Codec.put(init, l, "cap.max_send_sge", b.maxSendSge);
+                Codec.put(init, l, "cap.max_recv_sge", b.maxRecvSge);
+                Codec.put(init, l, "cap.max_inline_data", b.maxInlineData);
+                Codec.put(init, l, "qp_type", type.code());
+                Codec.put(init, l, "sq_sig_all", b.signalAll ? 1 : 0);
+                qp = ResourceVerbs.createQp(pd.handle(), init);
+                // ibv_create_qp writes back what the device actually granted
+                caps = new QpCapabilities((int) Codec.get(init, l, "cap.max_send_wr"),
+                        (int) Codec.get(init, l, "cap.max_recv_wr"), (int) Codec.get(init, l, "cap.max_send_sge"),
+                        (int) Codec.get(init, l, "cap.max_recv_sge"), (int) Codec.get(init, l, "cap.max_inline_data"));
+            } catch (VerbsException | RuntimeException e) {
+                sendCq.release(true);
+                recvCq.release(true);
+                throw e;
+            }
+        } catch (VerbsException | RuntimeException e) {
+            arena.close();
+            abandon();
+            throw e;
+        }
+        this.handle = qp;
+        this.capabilities = caps;
+        this.qpNumber = (int) Codec.get(qp, Codec.qp(), "qp_num");
+        this.postSendFn = DataPath.op(context.handle(), "post_send");
+        this.postRecvFn = DataPath.op(context.handle(), "post_recv");
+        this.sendRing = new WorkRing(caps.maxSendWr(), caps.maxSendSge() + 1);
+        this.recvRing = new WorkRing(caps.maxRecvWr(), Math.max(1, caps.maxRecvSge()));
+        this.oneSend = new SendBatch(1, Math.max(1, caps.maxSendSge()));
+        this.oneRecv = new ReceiveBatch(1, Math.max(1, caps.maxRecvSge()));
+        this.token = WorkRequestIds.register(t -> completions);
+    }
+
+    /**
+     * Starts building a queue pair ({@code ibv_create_qp}).
+     *
+     * @param pd   the protection domain
+     * @param type RC, UC or UD
+     * @return a builder with defaults: 16 send and 16 receive requests, 1 SGE each, no inline data
+     */
+    public static Builder builder(ProtectionDomain pd, QpType type) {
+        return new Builder(Objects.requireNonNull(pd, "pd"), Objects.requireNonNull(type, "type"));
+    }
+
+    /**
+     * The QP number ({@code ibv_qp.qp_num}) peers address.
+     *
+     * @return 24-bit number
+     */
+    public int qpNumber() {
+        return qpNumber;
+    }
+
+    /**
+     * The transport type.
+     *
+     * @return RC, UC or UD
+     */
+    public QpType type() {
+        return type;
+    }
+
+    /**
+     * The queue sizes the device granted.
+     *
+     * @return the capabilities
+     */
+    public QpCapabilities capabilities() {
+        return capabilities;
+    }
+
+    /**
+     * The state as rdma4j last set it; the device may since have moved the QP to ERROR on its own,
+     * which {@link #query()} shows.
+     *
+     * @return the state
+     */
+    public QpState state() {
+        return state;
+    }
+
+    /**
+     * The protection domain.
+     *
+     * @return the domain
+     */
+    public ProtectionDomain protectionDomain() {
+        return pd;
+    }
+
+    /**
+     * The port set by {@link #toInit}.
+     *
+     * @return the port number
+     */
+    public int port() {
+        return port;
+    }
+
+    /**
+     * RESET → INIT with default attributes ({@code ibv_modify_qp}).
+     *
+     * @throws VerbsException if the verb fails
+     * @throws IllegalStateException if the QP is not in RESET, or closed
+     */
+    public void toInit() throws VerbsException {
+        toInit(InitAttributes.builder().build());
+    }
+
+    /**
+     * RESET → INIT ({@code ibv_modify_qp}: state, P_Key index, port, and access flags (RC/UC) or Q_Key (UD)).
+     *
+     * @param a the attributes
+     * @throws VerbsException if the verb fails
+     * @throws IllegalStateException if the QP is not in RESET, or closed
+     */
+    public synchronized void toInit(InitAttributes a) throws VerbsException {
+        expect(QpState.RESET, QpState.INIT);
+        modify(QpState.INIT, "RESET -> INIT", (s, l) -> {
+            Codec.put(s, l, "pkey_index", a.pkeyIndex());
+            Codec.put(s, l, "port_num", a.port());
+            if (type == QpType.UD) {
+                Codec.put(s, l, "qkey", a.qkey());
+                return STATE | PKEY_INDEX | PORT | QKEY;
+            }
+            Codec.put(s, l, "qp_access_flags", a.accessMask(type));
+            return STATE | PKEY_INDEX | PORT | ACCESS_FLAGS;
+        });
+        port = a.port();
+    }
+
+    /**
+     * INIT → RTR for a connected (RC/UC) QP ({@code ibv_modify_qp}: state, address vector, path MTU,
+     * dest QPN, RQ PSN, and for RC max_dest_rd_atomic and min_rnr_timer). The GRH is filled from the
+     * remote GID on RoCE; the path MTU defaults to the smaller of the port's active MTU and the peer's.
+     *
+     * @param r the attributes
+     * @throws VerbsException if the verb fails
+     * @throws IllegalStateException if the QP is not in INIT, is UD (use {@link #toRtr()}), or closed
+     */
+    public synchronized void toRtr(RtrAttributes r) throws VerbsException {
+        if (type == QpType.UD) {
+            throw new IllegalStateException("a UD queue pair has no remote side: use toRtr()");
+        }
+        expect(QpState.INIT, QpState.RTR);
+        PortAttributes p = context.queryPort(port);
+        Mtu mtu = r.pathMtu() != null ? r.pathMtu() : p.activeMtu().min(r.remoteMtu());
+        boolean global = r.global() != null ? r.global() : p.isRoce() || !r.remote().gid().isZero();
+        int sgid = !global ? 0 : r.sgidIndex() >= 0 ? r.sgidIndex() : context.bestRoceGid(port).index();
+        AddressHandle.Attributes av = new AddressHandle.Attributes(port, r.remote().lid(), r.serviceLevel(), global,
+                r.remote().gid(), sgid, r.hopLimit(), r.trafficClass(), r.flowLabel());
+        modify(QpState.RTR, "INIT -> RTR", (s, l) -> {
+            Codec.put(s, l, "path_mtu", mtu.code());
+            Codec.put(s, l, "dest_qp_num", r.remote().qpn());
+            Codec.put(s, l, "rq_psn", r.remote().psn());
+            AddressHandle.encode(s, l, "ah_attr.", av);
+            if (type == QpType.RC) {
+                Codec.put(s, l, "max_dest_rd_atomic", r.maxDestRdAtomic());
+                Codec.put(s, l, "min_rnr_timer", r.minRnrTimer());
+                return STATE | AV | PATH_MTU | DEST_QPN | RQ_PSN | MAX_DEST_RD_ATOMIC | MIN_RNR_TIMER;
+            }
+            return STATE | AV | PATH_MTU | DEST_QPN | RQ_PSN;
+        });
+    }
+
+    /**
+     * INIT → RTR for a UD QP ({@code ibv_modify_qp} with {@code IBV_QP_STATE} only).
+     *
+     * @throws VerbsException if the verb fails
+     * @throws IllegalStateException if the QP is not in INIT, is not UD, or closed
+     */
+    public synchronized void toRtr() throws VerbsException {
+        if (type != QpType.UD) {
+            throw new IllegalStateException("a connected queue pair needs the peer: use toRtr(RtrAttributes)");
+        }
+        expect(QpState.INIT, QpState.RTR);
+        modify(QpState.RTR, "INIT -> RTR", (s, l) -> STATE);
+    }
+
+    /**
+     * RTR → RTS ({@code ibv_modify_qp}: state and SQ PSN, and for RC timeout, retry counts and max_rd_atomic).
+     *
+     * @param a the attributes
+     * @throws VerbsException if the verb fails
+     * @throws IllegalStateException if the QP is not in RTR, or closed
+     */
+    public synchronized void toRts(RtsAttributes a) throws VerbsException {
+        expect(QpState.RTR, QpState.RTS);
+        modify(QpState.RTS, "RTR -> RTS", (s, l) -> {
+            Codec.put(s, l, "sq_psn", a.sqPsn());
+            if (type == QpType.RC) {
+                Codec.put(s, l, "timeout", a.timeout());
+                Codec.put(s, l, "retry_cnt", a.retryCount());
+                Codec.put(s, l, "rnr_retry", a.rnrRetry());
+                Codec.put(s, l, "max_rd_atomic", a.maxRdAtomic());
+                return STATE | SQ_PSN | TIMEOUT | RETRY_CNT | RNR_RETRY | MAX_QP_RD_ATOMIC;
+            }
+            return STATE | SQ_PSN;
+        });
+    }
+
+    /**
+     * The whole way to RTS for a connected QP: {@link #toInit()} if still in RESET, then RTR towards
+     * {@code remote} and RTS with {@code localPsn}, all with defaults.
+     *
+     * @param remote   the peer's endpoint
+     * @param localPsn the PSN this side announced in its own endpoint
+     * @throws VerbsException if a verb fails
+     */
+    public void connect(QpEndpoint remote, int localPsn) throws VerbsException {
+        if (state == QpState.RESET) {
+            toInit();
+        }
+        toRtr(RtrAttributes.builder(remote).build());
+        toRts(RtsAttributes.builder(localPsn).build());
+    }
+
+    /**
+     * Moves to ERROR from any state ({@code ibv_modify_qp}): outstanding and later requests complete
+     * with {@link WcStatus#WR_FLUSH_ERR}.
+     *
+     * @throws VerbsException if the verb fails
+     */
+    public synchronized void toError() throws VerbsException {
+        ensureOpen();
+        modify(QpState.ERROR, "-> ERROR", (s, l) -> STATE);
+    }
+
+    /**
+     * Moves to RESET from any state ({@code ibv_modify_qp}). Outstanding requests are discarded without
+     * completions: their regions are released, and completions of them still queued in a CQ are dropped.
+     *
+     * @throws VerbsException if the verb fails
+     */
+    public synchronized void reset() throws VerbsException {
+        ensureOpen();
+        withCqsLocked(() -> {
+            modify(QpState.RESET, "-> RESET", (s, l) -> STATE);
+            forgetOutstanding();
+            token = WorkRequestIds.register(t -> completions);
+            return null;
+        });
+    }
+
+    private interface AttrWriter {
+        int write(MemorySegment attr, MemoryLayout layout);
+    }
+
+    private void expect(QpState from, QpState to) {
+        ensureOpen();
+        if (state != from) {
+            throw new IllegalStateException(description() + " #" + qpNumber + " is in " + state + ": " + to
+                    + " can only follow " + from + " (RESET -> INIT -> RTR -> RTS)");
+        }
+    }
+
+    private void modify(QpState target, String what, AttrWriter writer) throws VerbsException {
+        acquire(false);
+        try (Arena a = Arena.ofConfined()) {
+            MemoryLayout l = Codec.qpAttr();
+            MemorySegment attr = a.allocate(l);
+            Codec.put(attr, l, "qp_state", target.code());
+            int mask = writer.write(attr, l);
+            ResourceVerbs.modifyQp(handle, attr, mask, "QP #" + qpNumber + " " + what);
+            state = target;
+        } finally {
+            release(false);
+        }
+    }
+
+    /**
+     * Queries the QP ({@code ibv_query_qp}), including the state the device has it in.
+     *
+     * @return the attributes
+     * @throws VerbsException if the verb fails
+     */
+    public QpAttributes query() throws VerbsException {
+        acquire(false);
+        try (Arena a = Arena.ofConfined()) {
+            MemoryLayout l = Codec.qpAttr();
+            MemorySegment attr = a.allocate(l);
+            MemorySegment init = a.allocate(Codec.qpInitAttr());
+            ResourceVerbs.queryQp(handle, attr, QUERY_ALL, init);
+            QpCapabilities caps = new QpCapabilities((int) Codec.get(attr, l, "cap.max_send_wr"),
+                    (int) Codec.get(attr, l, "cap.max_recv_wr"), (int) Codec.get(attr, l, "cap.max_send_sge"),
+                    (int) Codec.get(attr, l, "cap.max_recv_sge"), (int) Codec.get(attr, l, "cap.max_inline_data"));
+            return new QpAttributes(QpState.of((int) Codec.get(attr, l, "qp_state")),
+                    Mtu.of((int) Codec.get(attr, l, "path_mtu")), (int) Codec.get(attr, l, "qkey"),
+                    (int) Codec.get(attr, l, "rq_psn"), (int) Codec.get(attr, l, "sq_psn"),
+                    (int) Codec.get(attr, l, "dest_qp_num"), (int) Codec.get(attr, l, "qp_access_flags"), caps,
+                    (int) Codec.get(attr, l, "port_num"), (int) Codec.get(attr, l, "pkey_index"),
+                    (int) Codec.get(attr, l, "max_rd_atomic"), (int) Codec.get(attr, l, "max_dest_rd_atomic"),
+                    (int) Codec.get(attr, l, "min_rnr_timer"), (int) Codec.get(attr, l, "timeout"),
+                    (int) Codec.get(attr, l, "retry_cnt"), (int) Codec.get(attr, l, "rnr_retry"),
+                    Codec.get(attr, l, "ah_attr.is_global") != 0,
+                    Gid.of(Codec.getBytes(attr, l, "ah_attr.grh.dgid", 16)),
+                    (int) Codec.get(attr, l, "ah_attr.grh.sgid_index"),
+                    (int) Codec.get(attr, l, "ah_attr.grh.hop_limit"), (int) Codec.get(attr, l, "ah_attr.dlid"));
+        } finally {
+            release(false);
+        }
+    }
+
+    /**
+     * This side's endpoint for the peer: the port's LID, this QP's number, {@code psn}, and on RoCE the
+     * GID {@link Context#bestRoceGid(int)} picks.
+     *
+     * @param psn the initial send PSN this side will use (24 bits)
+     * @return the endpoint
+     * @throws VerbsException if the port cannot be queried
+     */
+    public QpEndpoint localEndpoint(int psn) throws VerbsException {
+        PortAttributes p = context.queryPort(port);
+        return new QpEndpoint(p.lid(), qpNumber, psn, p.isRoce() ? context.bestRoceGid(port).gid() : Gid.ZERO);
+    }
+
+    /**
+     * This side's endpoint with the GID at {@code gidIndex} ({@code -g} of the C tools), or none when negative.
+     *
+     * @param psn      the initial send PSN (24 bits)
+     * @param gidIndex the GID index, or -1 for no GID
+     * @return the endpoint
+     * @throws VerbsException if the port or GID cannot be queried
+     */
+    public QpEndpoint localEndpoint(int psn, int gidIndex) throws VerbsException {
+        PortAttributes p = context.queryPort(port);
+        return new QpEndpoint(p.lid(), qpNumber, psn, gidIndex < 0 ? Gid.ZERO : context.queryGid(port, gidIndex).gid());
+    }
+
+    // ---------------------------------------------------------------- posting
+
+    /**
+     * Posts a chain of send requests ({@code ibv_post_send} through {@code context->ops.post_send}).
+     *
+     * @param batch the requests; unchanged, reusable after the call
+     * @throws VerbsException with the errno and the failing request when not all were posted
+     *         ({@code batch.failedIndex()} says which; the ones before it were posted)
+     * @throws IllegalStateException if the QP, or a region the batch uses, is closed
+     */
+    public void post(SendBatch batch) throws VerbsException {
+        int rc = tryPost(batch);
+        if (rc != 0) {
+            throw Native.fail("ibv_post_send", rc, explainSend(batch, rc));
+        }
+    }
+
+    /**
+     * Like {@link #post(SendBatch)}, returning the verb's status instead of throwing: 0 when all were
+     * posted, else an errno ({@code ENOMEM} 12 when the send queue is full, {@code EINVAL} 22 for a
+     * request the QP cannot take or a QP not yet in RTS) with {@code batch.failedIndex()} set.
+     *
+     * @param batch the requests
+     * @return 0 or an errno value
+     * @throws IllegalStateException if the QP, or a region the batch uses, is closed
+     */
+    public int tryPost(SendBatch batch) {
+        int n = batch.count;
+        if (n == 0) {
+            return 0;
+        }
+        acquire(false);
+        sendLock.lock();
+        try {
+            QpState s = state;
+            if (s != QpState.RTS && s != QpState.SQD && s != QpState.SQE && s != QpState.ERROR) {
+                batch.failedIndex = 0;
+                return EINVAL;
+            }
+            for (int i = 0; i < n; i++) {
+                if (batch.sgeCounts[i] > capabilities.maxSendSge()
+                        || (batch.isInline(i) && batch.bytes[i] > capabilities.maxInlineData())) {
+                    batch.failedIndex = i;
+                    return EINVAL;
+                }
+            }
+            if (sendRing.free() < n) {
+                batch.failedIndex = 0;
+                return ENOMEM;
+            }
+            long first = sendRing.head();
+            int t = token;
+            try {
+                for (int i = 0; i < n; i++) {
+                    long seq = sendRing.claim(batch.wrIds[i]);
+                    for (int k = 0; k < batch.refCounts[i]; k++) {
+                        sendRing.pin(seq, batch.refs[i * batch.refsPerRequest + k]);
+                    }
+                    dev.rdma4j.internal.ffi.WrView.sendWrId(batch.wrs, i, WorkRequestIds.encode(t, false, seq));
+                }
+            } catch (RuntimeException e) {
+                sendRing.rollback(first);
+                throw e;
+            }
+            WorkRing.publish();
+            badSend.set(ValueLayout.JAVA_LONG, 0, 0L);
+            int rc = DataPath.post(postSendFn, handle, batch.wrs, badSend);
+            if (rc != 0) {
+                int bad = batch.indexOf(badSend.get(ValueLayout.ADDRESS, 0));
+                batch.failedIndex = bad;
+                sendRing.rollback(first + bad);
+                return rc;
+            }
+            batch.failedIndex = -1;
+            return 0;
+        } finally {
+            sendLock.unlock();
+            release(false);
+        }
+    }
+
+    /**
+     * Posts a chain of receive requests ({@code ibv_post_recv} through {@code context->ops.post_recv}).
+     *
+     * @param batch the requests; reusable after the call
+     * @throws VerbsException with the errno and the failing request when not all were posted
+     * @throws IllegalStateException if the QP, or a region the batch uses, is closed
+     */
+    public void post(ReceiveBatch batch) throws VerbsException {
+        int rc = tryPost(batch);
+        if (rc != 0) {
+            throw Native.fail("ibv_post_recv", rc, description() + " #" + qpNumber + ": request " + batch.failedIndex
+                    + " of " + batch.count + (state == QpState.RESET ? " (the QP is still in RESET)"
+                    : rc == ENOMEM ? " (receive queue full: " + capabilities.maxRecvWr() + " outstanding)"
+                    : batch.sgeCounts[Math.max(0, batch.failedIndex)] > capabilities.maxRecvSge()
+                    ? " has more scatter entries than the QP's " + capabilities.maxRecvSge() : ""));
+        }
+    }
+
+    /**
+     * Like {@link #post(ReceiveBatch)}, returning 0 or an errno ({@code ENOMEM} when the receive queue
+     * is full, {@code EINVAL} in RESET or for too many SGEs) with {@code batch.failedIndex()} set.
+     *
+     * @param batch the requests
+     * @return 0 or an errno value
+     */
+    public int tryPost(ReceiveBatch batch) {
+        int n = batch.count;
+        if (n == 0) {
+            return 0;
+        }
+        acquire(false);
+        recvLock.lock();
+        try {
+            if (state == QpState.RESET) {
+                batch.failedIndex = 0;
+                return EINVAL;
+            }
+            for (int i = 0; i < n; i++) {
+                if (batch.sgeCounts[i] > capabilities.maxRecvSge()) {
+                    batch.failedIndex = i;
+                    return EINVAL;
+                }
+            }
+            if (recvRing.free() < n) {
+                batch.failedIndex = 0;
+                return ENOMEM;
+            }
+            long first = recvRing.head();
+            int t = token;
+            try {
+                for (int i = 0; i < n; i++) {
+                    long seq = recvRing.claim(batch.wrIds[i]);
+                    for (int k = 0; k < batch.refCounts[i]; k++) {
+                        recvRing.pin(seq, batch.refs[i * batch.refsPerRequest + k]);
+                    }
+                    dev.rdma4j.internal.ffi.WrView.recvWrId(batch.wrs, i, WorkRequestIds.encode(t, true, seq));
+                }
+            } catch (RuntimeException e) {
+                recvRing.rollback(first);
+                throw e;
+            }
+            WorkRing.publish();
+            badRecv.set(ValueLayout.JAVA_LONG, 0, 0L);
+            int rc = DataPath.post(postRecvFn, handle, batch.wrs, badRecv);
+            if (rc != 0) {
+                int bad = batch.indexOf(badRecv.get(ValueLayout.ADDRESS, 0));
+                batch.failedIndex = bad;
+                recvRing.rollback(first + bad);
+                return rc;
+            }
+            batch.failedIndex = -1;
+            return 0;
+        } finally {
+            recvLock.unlock();
+            release(false);
+        }
+    }
+
+    /**
+     * Posts one signaled send of a region range; a shortcut for a one-request {@link SendBatch}.
+     *
+     * @param wrId   returned in the completion
+     * @param region the source region
+     * @param offset offset in it
+     * @param length bytes
+     * @throws VerbsException if the verb refuses
+     */
+    public void postSend(long wrId, MemoryRegion region, long offset, int length) throws VerbsException {
+        sendLock.lock();
+        try {
+            post(oneSend.clear().send(wrId, region, offset, length));
+        } finally {
+            sendLock.unlock();
+        }
+    }
+
+    /**
+     * Posts one receive into a region range; a shortcut for a one-request {@link ReceiveBatch}.
+     *
+     * @param wrId   returned in the completion
+     * @param region the destination region
+     * @param offset offset in it
+     * @param length bytes
+     * @throws VerbsException if the verb refuses
+     */
+    public void postReceive(long wrId, MemoryRegion region, long offset, int length) throws VerbsException {
+        recvLock.lock();
+        try {
+            post(oneRecv.clear().receive(wrId, region, offset, length));
+        } finally {
+            recvLock.unlock();
+        }
+    }
+
+    private String explainSend(SendBatch b, int rc) {
+        int i = Math.max(0, b.failedIndex);
+        String why;
+        if (rc == ENOMEM) {
+            why = "send queue full (" + capabilities.maxSendWr() + " outstanding; signal some requests and poll)";
+        } else if (state != QpState.RTS && state != QpState.SQD && state != QpState.SQE && state != QpState.ERROR) {
+            why = "the QP is in " + state + ", sends need RTS";
+        } else if (b.sgeCounts[i] > capabilities.maxSendSge()) {
+            why = "it has " + b.sgeCounts[i] + " scatter/gather entries, the QP allows " + capabilities.maxSendSge();
+        } else if (b.isInline(i) && b.bytes[i] > capabilities.maxInlineData()) {
+            why = "it has " + b.bytes[i] + " inline bytes, the QP allows " + capabilities.maxInlineData();
+        } else {
+            why = "refused by the provider";
+        }
+        return description() + " #" + qpNumber + ": request " + i + " of " + b.count + ": " + why;
+    }
+
+    // ---------------------------------------------------------------- completions and teardown
+
+    /** Takes this QP's completions from {@link CompletionQueue#poll}; kept off the public API. */
+    private final class Completions implements WorkRequestIds.Owner {
+        @Override
+        public long complete(boolean recv, long seq) {
+            return recv ? recvRing.complete(seq) : sendRing.complete(seq);
+        }
+
+        @Override
+        public int token() {
+            return token;
+        }
+    }
+
+    /** Outstanding requests will never complete: release their pins. Callers hold the CQ poll locks. */
+    private void forgetOutstanding() {
+        WorkRequestIds.unregister(token);
+        sendLock.lock();
+        recvLock.lock();
+        try {
+            sendRing.releaseAll();
+            recvRing.releaseAll();
+        } finally {
+            recvLock.unlock();
+            sendLock.unlock();
+        }
+    }
+
+    private interface Locked<T> {
+        T run() throws VerbsException;
+    }
+
+    private <T> T withCqsLocked(Locked<T> body) throws VerbsException {
+        ReentrantLock a = sendCq.pollLock();
+        ReentrantLock b = recvCq.pollLock();
+        if (System.identityHashCode(a) > System.identityHashCode(b)) {
+            ReentrantLock x = a;
+            a = b;
+            b = x;
+        }
+        a.lock();
+        b.lock();
+        try {
+            return body.run();
+        } finally {
+            b.unlock();
+            a.unlock();
+        }
+    }
+
+    @Override
+    void destroy() {
+        try {
+            withCqsLocked(() -> {
+                ResourceVerbs.destroyQp(handle);
+                forgetOutstanding();
+                return null;
+            });
+        } catch (VerbsException e) {
+            throw new IllegalStateException(e.getMessage(), e);
+        } finally {
+            oneSend.close();
+            oneRecv.close();
+            arena.close();
+            sendCq.release(true);
+            recvCq.release(true);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return description() + " #" + qpNumber + " " + state + (isClosed() ? " (closed)" : "");
+    }
+
+    /** Builds a {@link QueuePair}; every value has a default. */
+    public static final class Builder {
+        private final ProtectionDomain pd;
+        private final QpType type;
+        private CompletionQueue sendCq;
+        private CompletionQueue recvCq;
+        private int maxSendWr = 16;
+        private int maxRecvWr = 16;
+        private int maxSendSge = 1;
+        private int maxRecvSge = 1;
+        private int maxInlineData;
+        private boolean signalAll;
+
+        private Builder(ProtectionDomain pd, QpType type) {
+            this.pd = pd;
+            this.type = type;
+        }
+
+        /**
+         * One CQ for both queues.
+         *
+         * @param cq the completion queue
+         * @return this
+         */
+        public Builder completionQueue(CompletionQueue cq) {
+            this.sendCq = cq;
+            this.recvCq = cq;
+            return this;
+        }
+
+        /**
+         * The CQ of the send queue.
+         *
+         * @param cq the completion queue
+         * @return this
+         */
+        public Builder sendCompletionQueue(CompletionQueue cq) {
+            this.sendCq = cq;
+            return this;
+        }
+
+        /**
+         * The CQ of the receive queue (default: the send CQ).
+         *
+         * @param cq the completion queue
+         * @return this
+         */
+        public Builder receiveCompletionQueue(CompletionQueue cq) {
+            this.recvCq = cq;
+            return this;
+        }
+
+        /**
+         * Queue depths ({@code cap.max_send_wr}, {@code cap.max_recv_wr}).
+         *
+         * @param sendRequests outstanding sends
+         * @param receiveRequests outstanding receives
+         * @return this
+         */
+        public Builder capacity(int sendRequests, int receiveRequests) {
+            this.maxSendWr = sendRequests;
+            this.maxRecvWr = receiveRequests;
+            return this;
+        }
+
+        /**
+         * Scatter/gather entries per request ({@code cap.max_send_sge}, {@code cap.max_recv_sge}).
+         *
+         * @param send per send request
+         * @param receive per receive request
+         * @return this
+         */
+        public Builder maxSge(int send, int receive) {
+            this.maxSendSge = send;
+            this.maxRecvSge = receive;
+            return this;
+        }
+
+        /**
+         * Inline data size ({@code cap.max_inline_data}).
+         *
+         * @param bytes the most bytes a send can carry inline
+         * @return this
+         */
+        public Builder maxInlineData(int bytes) {
+            this.maxInlineData = bytes;
+            return this;
+        }
+
+        /**
+         * Whether every send generates a completion ({@code sq_sig_all}).
+         *
+         * @param signalAll the flag
+         * @return this
+         */
+        public Builder signalAll(boolean signalAll) {
+            this.signalAll = signalAll;
+            return this;
+        }
+
+        /**
+         * Creates the queue pair in RESET ({@code ibv_create_qp}).
+         *
+         * @return the queue pair
+         * @throws VerbsException if the verb fails (e.g. capacities above the device's limits)
+         * @throws IllegalArgumentException if no completion queue was given or a capacity is negative
+         */
+        public QueuePair build() throws VerbsException {
+            if (sendCq == null) {
+                throw new IllegalArgumentException("a queue pair needs a completion queue");
+            }
+            if (maxSendWr < 0 || maxRecvWr < 0 || maxSendSge < 0 || maxRecvSge < 0 || maxInlineData < 0) {
+                throw new IllegalArgumentException("capacities must not be negative");
+            }
+            return new QueuePair(this);
+        }
+    }
+}

@@ -1,0 +1,72 @@
+package dev.rdma4j;
+
+import dev.rdma4j.internal.ffi.WrView;
+
+/**
+ * A reusable chain of receive requests ({@code struct ibv_recv_wr} list) that
+ * {@link QueuePair#post(ReceiveBatch)} posts in one {@code ibv_post_recv}. On a UD queue pair the
+ * first {@link QueuePair#UD_GRH_BYTES} bytes of every receive hold the sender's GRH
+ * ({@link GlobalRouteHeader}). Not thread-safe.
+ */
+public final class ReceiveBatch extends RequestBatch {
+    /**
+     * Allocates a batch.
+     *
+     * @param capacity the most requests one post carries
+     * @param maxSge   the most scatter/gather entries per request
+     */
+    public ReceiveBatch(int capacity, int maxSge) {
+        super(capacity, maxSge, 0, WrView.RECV_SIZE);
+    }
+
+    /**
+     * Empties the batch for reuse.
+     *
+     * @return this
+     */
+    public ReceiveBatch clear() {
+        count = 0;
+        failedIndex = -1;
+        return this;
+    }
+
+    /**
+     * A receive into a range of a region (which needs {@code LOCAL_WRITE}).
+     *
+     * @param wrId   returned in the completion
+     * @param region the destination region
+     * @param offset offset in it
+     * @param length bytes; a longer message fails with {@code LOC_LEN_ERR}
+     * @return this
+     */
+    public ReceiveBatch receive(long wrId, MemoryRegion region, long offset, int length) {
+        int i = begin(wrId);
+        WrView.recv(wrs, i, sgList(i));
+        if (i > 0) {
+            WrView.recvNext(wrs, i - 1, wrs.address() + i * WrView.RECV_SIZE);
+        }
+        return scatter(region, offset, length);
+    }
+
+    /**
+     * Adds a scatter entry to the last receive.
+     *
+     * @param region the region
+     * @param offset offset in it
+     * @param length bytes
+     * @return this
+     */
+    public ReceiveBatch scatter(MemoryRegion region, long offset, int length) {
+        if (count == 0) {
+            throw new IllegalStateException("no request in the batch yet");
+        }
+        int i = count - 1;
+        addSge(i, region, offset, length);
+        WrView.recvNumSge(wrs, i, sgeCounts[i]);
+        return this;
+    }
+
+    int indexOf(java.lang.foreign.MemorySegment badWr) {
+        return indexOf(badWr, WrView.RECV_SIZE);
+    }
+}

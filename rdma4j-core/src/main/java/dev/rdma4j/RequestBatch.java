@@ -1,0 +1,129 @@
+package dev.rdma4j;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * What send and receive batches share: native work-request and scatter/gather arrays allocated
+ * once, encoded in place and reused, plus the Java-side record of which regions each request uses.
+ * Not thread-safe: a batch belongs to one thread at a time.
+ */
+abstract sealed class RequestBatch implements AutoCloseable permits SendBatch, ReceiveBatch {
+    private final Arena arena = Arena.ofShared();
+    private final AtomicBoolean closed = new AtomicBoolean();
+    final int capacity;
+    final int maxSge;
+    final int refsPerRequest;
+    final MemorySegment wrs;
+    final MemorySegment sges;
+    final long[] wrIds;
+    final int[] sgeCounts;
+    final long[] bytes;
+    final NativeResource[] refs;
+    final int[] refCounts;
+    int count;
+    int failedIndex = -1;
+
+    RequestBatch(int capacity, int maxSge, int extraRefs, long wrSize) {
+        if (capacity < 1 || maxSge < 0) {
+            throw new IllegalArgumentException("a batch needs capacity >= 1 and maxSge >= 0: " + capacity + ", "
+                    + maxSge);
+        }
+        this.capacity = capacity;
+        this.maxSge = maxSge;
+        this.refsPerRequest = maxSge + extraRefs;
+        this.wrs = arena.allocate(wrSize * capacity, 8);
+        this.sges = arena.allocate(dev.rdma4j.internal.ffi.WrView.SGE_SIZE * Math.max(1, capacity * maxSge), 8);
+        this.wrIds = new long[capacity];
+        this.sgeCounts = new int[capacity];
+        this.bytes = new long[capacity];
+        this.refs = new NativeResource[capacity * Math.max(1, refsPerRequest)];
+        this.refCounts = new int[capacity];
+    }
+
+    /** Starts request number {@code count}; the subclass encodes it. */
+    final int begin(long wrId) {
+        if (closed.get()) {
+            throw new IllegalStateException("batch is closed");
+        }
+        if (count == capacity) {
+            throw new IllegalStateException("batch is full (" + capacity + " requests); post it or clear() it");
+        }
+        int i = count++;
+        wrIds[i] = wrId;
+        sgeCounts[i] = 0;
+        bytes[i] = 0;
+        for (int k = 0; k < refCounts[i]; k++) {
+            refs[i * refsPerRequest + k] = null;
+        }
+        refCounts[i] = 0;
+        failedIndex = -1;
+        return i;
+    }
+
+    /** Adds a scatter/gather entry to request {@code i}; returns the SGE's index in {@link #sges}. */
+    final int addSge(int i, MemoryRegion region, long offset, int length) {
+        if (sgeCounts[i] == maxSge) {
+            throw new IllegalArgumentException("this batch allows " + maxSge + " scatter/gather entries per request");
+        }
+        if (length < 0) {
+            throw new IllegalArgumentException("negative length: " + length);
+        }
+        region.checkRange(offset, length);
+        int s = i * maxSge + sgeCounts[i]++;
+        dev.rdma4j.internal.ffi.WrView.sge(sges, s, region.address() + offset, length, region.lkey());
+        bytes[i] += length;
+        addRef(i, region);
+        return s;
+    }
+
+    final void addRef(int i, NativeResource r) {
+        refs[i * refsPerRequest + refCounts[i]++] = r;
+    }
+
+    final long sgList(int i) {
+        return sges.address() + i * maxSge * dev.rdma4j.internal.ffi.WrView.SGE_SIZE;
+    }
+
+    final int indexOf(MemorySegment badWr, long wrSize) {
+        long d = badWr.address() - wrs.address();
+        return d >= 0 && d < wrSize * count && d % wrSize == 0 ? (int) (d / wrSize) : 0;
+    }
+
+    /**
+     * The number of requests encoded.
+     *
+     * @return requests since the last clear
+     */
+    public final int count() {
+        return count;
+    }
+
+    /**
+     * The most requests this batch holds.
+     *
+     * @return the capacity
+     */
+    public final int capacity() {
+        return capacity;
+    }
+
+    /**
+     * After a failed post: the index of the first request that was not posted (the verb's
+     * {@code bad_wr}); requests before it were posted. -1 when the last post succeeded.
+     *
+     * @return the index, or -1
+     */
+    public final int failedIndex() {
+        return failedIndex;
+    }
+
+    /** Frees the native arrays; idempotent. */
+    @Override
+    public final void close() {
+        if (closed.compareAndSet(false, true)) {
+            arena.close();
+        }
+    }
+}

@@ -1,0 +1,207 @@
+package dev.rdma4j;
+
+import dev.rdma4j.internal.ffi.WcView;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.Objects;
+
+/**
+ * A reusable batch of work completions: native {@code struct ibv_wc} entries that
+ * {@link CompletionQueue#poll(WorkCompletions)} fills and that the accessors read in place, so
+ * polling allocates nothing. Not thread-safe: one poller owns one batch.
+ */
+public final class WorkCompletions implements AutoCloseable {
+    /** {@code IBV_WC_GRH}: a UD receive whose first 40 bytes hold a GRH. */
+    public static final int FLAG_GRH = 1;
+    /** {@code IBV_WC_WITH_IMM}: immediate data is present. */
+    public static final int FLAG_WITH_IMM = 1 << 1;
+
+    private final Arena arena = Arena.ofShared();
+    private final int capacity;
+    private final MemorySegment wcs;
+    private int count;
+
+    /**
+     * Allocates room for {@code capacity} completions.
+     *
+     * @param capacity the most completions one poll returns, at least 1
+     */
+    public WorkCompletions(int capacity) {
+        if (capacity < 1) {
+            throw new IllegalArgumentException("capacity must be at least 1: " + capacity);
+        }
+        this.capacity = capacity;
+        this.wcs = arena.allocate(WcView.SIZE * capacity, 8);
+    }
+
+    /**
+     * How many completions one poll may return.
+     *
+     * @return the capacity
+     */
+    public int capacity() {
+        return capacity;
+    }
+
+    /**
+     * How many completions the last poll returned.
+     *
+     * @return the count
+     */
+    public int count() {
+        return count;
+    }
+
+    MemorySegment segment() {
+        return wcs;
+    }
+
+    void count(int n) {
+        count = n;
+    }
+
+    private int check(int i) {
+        return Objects.checkIndex(i, count);
+    }
+
+    /**
+     * The caller's wr_id of completion {@code i}.
+     *
+     * @param i index below {@link #count()}
+     * @return the wr_id given when posting
+     */
+    public long wrId(int i) {
+        return WcView.wrId(wcs, check(i));
+    }
+
+    /**
+     * The status of completion {@code i}.
+     *
+     * @param i index below {@link #count()}
+     * @return the status
+     */
+    public WcStatus status(int i) {
+        return WcStatus.of(WcView.status(wcs, check(i)));
+    }
+
+    /**
+     * Whether completion {@code i} succeeded.
+     *
+     * @param i index below {@link #count()}
+     * @return {@code true} on {@code IBV_WC_SUCCESS}
+     */
+    public boolean isSuccess(int i) {
+        return WcView.status(wcs, check(i)) == 0;
+    }
+
+    /**
+     * The opcode of completion {@code i} (defined for successful completions only, as in C).
+     *
+     * @param i index below {@link #count()}
+     * @return the opcode
+     */
+    public WcOpcode opcode(int i) {
+        return WcOpcode.of(WcView.opcode(wcs, check(i)));
+    }
+
+    /**
+     * {@code byte_len} of completion {@code i}.
+     *
+     * @param i index below {@link #count()}
+     * @return bytes
+     */
+    public int byteLength(int i) {
+        return WcView.byteLen(wcs, check(i));
+    }
+
+    /**
+     * The immediate data of completion {@code i}, in host order.
+     *
+     * @param i index below {@link #count()}
+     * @return the value sent with the request ({@link #hasImmediate(int)} tells whether there was one)
+     */
+    public int immediateData(int i) {
+        return WcView.immData(wcs, check(i));
+    }
+
+    /**
+     * Whether completion {@code i} carries immediate data.
+     *
+     * @param i index below {@link #count()}
+     * @return {@code IBV_WC_WITH_IMM} is set
+     */
+    public boolean hasImmediate(int i) {
+        return (WcView.wcFlags(wcs, check(i)) & FLAG_WITH_IMM) != 0;
+    }
+
+    /**
+     * The local QP number of completion {@code i}.
+     *
+     * @param i index below {@link #count()}
+     * @return {@code qp_num}
+     */
+    public int qpNumber(int i) {
+        return WcView.qpNum(wcs, check(i));
+    }
+
+    /**
+     * The remote QP number of a UD receive.
+     *
+     * @param i index below {@link #count()}
+     * @return {@code src_qp}
+     */
+    public int sourceQp(int i) {
+        return WcView.srcQp(wcs, check(i));
+    }
+
+    /**
+     * The {@code wc_flags} of completion {@code i}.
+     *
+     * @param i index below {@link #count()}
+     * @return flags such as {@link #FLAG_GRH}
+     */
+    public int flags(int i) {
+        return WcView.wcFlags(wcs, check(i));
+    }
+
+    /**
+     * The sender's LID of a UD receive.
+     *
+     * @param i index below {@link #count()}
+     * @return {@code slid}
+     */
+    public int slid(int i) {
+        return WcView.slid(wcs, check(i));
+    }
+
+    /**
+     * The P_Key index of completion {@code i}.
+     *
+     * @param i index below {@link #count()}
+     * @return {@code pkey_index}
+     */
+    public int pkeyIndex(int i) {
+        return WcView.pkeyIndex(wcs, check(i));
+    }
+
+    /**
+     * An immutable copy of completion {@code i} (allocates; for logs and tests).
+     *
+     * @param i index below {@link #count()}
+     * @return the copy
+     */
+    public WorkCompletion get(int i) {
+        check(i);
+        return new WorkCompletion(WcView.wrId(wcs, i), WcStatus.of(WcView.status(wcs, i)),
+                WcOpcode.of(WcView.opcode(wcs, i)), WcView.byteLen(wcs, i), WcView.immData(wcs, i),
+                (WcView.wcFlags(wcs, i) & FLAG_WITH_IMM) != 0, WcView.qpNum(wcs, i), WcView.srcQp(wcs, i),
+                WcView.wcFlags(wcs, i), WcView.pkeyIndex(wcs, i), WcView.slid(wcs, i), WcView.sl(wcs, i),
+                WcView.vendorErr(wcs, i));
+    }
+
+    /** Frees the native entries. */
+    @Override
+    public void close() {
+        arena.close();
+    }
+}

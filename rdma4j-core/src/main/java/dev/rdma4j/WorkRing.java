@@ -1,0 +1,114 @@
+package dev.rdma4j;
+
+import java.lang.invoke.VarHandle;
+
+/**
+ * Book-keeping of one work queue's outstanding requests, in posting order: the caller's wr_id and
+ * the regions (and address handles) each request pins until it completes. Preallocated; posting and
+ * completing allocate nothing.
+ *
+ * <p>One producer at a time (posts hold the queue's lock) and one consumer at a time (the CQ's poll
+ * lock). Completions of a queue arrive in posting order, and a completion also retires the
+ * unsignaled requests posted before it, as the verbs specify for send queues.
+ */
+final class WorkRing {
+    private final int capacity;
+    private final int refsPerSlot;
+    private final long[] userWrIds;
+    private final NativeResource[] refs;
+    private final int[] refCounts;
+    private long head;
+    private volatile long tail;
+
+    WorkRing(int capacity, int refsPerSlot) {
+        this.capacity = Math.max(1, capacity);
+        this.refsPerSlot = refsPerSlot;
+        this.userWrIds = new long[this.capacity];
+        this.refs = new NativeResource[this.capacity * refsPerSlot];
+        this.refCounts = new int[this.capacity];
+    }
+
+    int free() {
+        return capacity - (int) (head - tail);
+    }
+
+    long head() {
+        return head;
+    }
+
+    /** Producer: takes the next slot for a request. */
+    long claim(long userWrId) {
+        long seq = head++;
+        int i = index(seq);
+        userWrIds[i] = userWrId;
+        refCounts[i] = 0;
+        return seq;
+    }
+
+    /** Producer: the request {@code seq} pins {@code r} until it completes. */
+    void pin(long seq, NativeResource r) {
+        int i = index(seq);
+        if (refCounts[i] == refsPerSlot) {
+            throw new IllegalStateException("too many resources in one work request");
+        }
+        r.acquire(true);
+        refs[i * refsPerSlot + refCounts[i]++] = r;
+    }
+
+    /** Producer: requests from {@code seq} on were not posted after all. */
+    void rollback(long seq) {
+        for (long s = seq; s < head; s++) {
+            releaseSlot(index(s));
+        }
+        head = seq;
+    }
+
+    /** Producer: make slot contents visible to the consumer before the device can complete them. */
+    static void publish() {
+        VarHandle.releaseFence();
+    }
+
+    /**
+     * Consumer: request {@code seq39} (the low 39 bits of its sequence) completed; retires it and
+     * every earlier request still outstanding.
+     *
+     * @return the caller's wr_id of that request
+     */
+    long complete(long seq39) {
+        VarHandle.acquireFence();
+        long t = tail;
+        long seq = t + ((seq39 - t) & WorkRequestIds.SEQ_MASK);
+        long userWrId = userWrIds[index(seq)];
+        while (t <= seq) {
+            releaseSlot(index(t));
+            t++;
+        }
+        tail = t;
+        return userWrId;
+    }
+
+    /** Consumer side, when the queue is destroyed: nothing outstanding will complete any more. */
+    void releaseAll() {
+        for (long s = tail; s < head; s++) {
+            releaseSlot(index(s));
+        }
+        tail = head;
+    }
+
+    private void releaseSlot(int i) {
+        int base = i * refsPerSlot;
+        for (int k = 0; k < refCounts[i]; k++) {
+            refs[base + k].release(true);
+            refs[base + k] = null;
+        }
+        refCounts[i] = 0;
+    }
+
+    private int index(long seq) {
+        return (int) Long.remainderUnsigned(seq, capacity);
+    }
+
+    int outstanding() {
+        return (int) (head - tail);
+    }
+}

@@ -1,0 +1,63 @@
+package dev.rdma4j.internal.ffi;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandle;
+
+/**
+ * The hot verbs, which verbs.h defines {@code static inline}: {@code ibv_poll_cq}, {@code ibv_post_send},
+ * {@code ibv_post_recv}, {@code ibv_post_srq_recv} and {@code ibv_req_notify_cq} call the provider's
+ * function pointers in {@code context->ops}, and so does rdma4j. They are short and never block, so
+ * they are linked {@code critical}: no thread-state transition. They return status codes, never throw.
+ */
+@SuppressWarnings("restricted")
+public final class DataPath {
+    private static final Linker.Option CRITICAL = Linker.Option.critical(false);
+    private static final MethodHandle POLL_CQ = Native.LINKER.downcallHandle(
+            FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, ADDRESS), CRITICAL);
+    private static final MethodHandle POST = Native.LINKER.downcallHandle(
+            FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS), CRITICAL);
+    private static final MethodHandle REQ_NOTIFY_CQ = Native.LINKER.downcallHandle(
+            FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT), CRITICAL);
+
+    private static final long OPS = CLayouts.offset(Structs.IBV_CONTEXT, "ops");
+
+    private DataPath() {
+    }
+
+    /** The provider's function pointer {@code context->ops.<name>}. */
+    public static MemorySegment op(MemorySegment ctx, String name) {
+        return ctx.get(ADDRESS, OPS + CLayouts.offset(Structs.IBV_CONTEXT_OPS, name));
+    }
+
+    /** {@code ibv_poll_cq}: the number of completions written to {@code wc}, or a negative value on error. */
+    public static int pollCq(MemorySegment fn, MemorySegment cq, int max, MemorySegment wc) {
+        try {
+            return (int) POLL_CQ.invokeExact(fn, cq, max, wc);
+        } catch (Throwable t) {
+            throw Native.rethrow(t);
+        }
+    }
+
+    /** {@code ibv_post_send}/{@code ibv_post_recv}/{@code ibv_post_srq_recv}: 0 or an errno value. */
+    public static int post(MemorySegment fn, MemorySegment queue, MemorySegment firstWr, MemorySegment badWr) {
+        try {
+            return (int) POST.invokeExact(fn, queue, firstWr, badWr);
+        } catch (Throwable t) {
+            throw Native.rethrow(t);
+        }
+    }
+
+    /** {@code ibv_req_notify_cq}: 0 or an errno value. */
+    public static int reqNotifyCq(MemorySegment fn, MemorySegment cq, boolean solicitedOnly) {
+        try {
+            return (int) REQ_NOTIFY_CQ.invokeExact(fn, cq, solicitedOnly ? 1 : 0);
+        } catch (Throwable t) {
+            throw Native.rethrow(t);
+        }
+    }
+}

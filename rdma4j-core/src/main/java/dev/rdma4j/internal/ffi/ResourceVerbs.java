@@ -1,0 +1,215 @@
+package dev.rdma4j.internal.ffi;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+import dev.rdma4j.VerbsException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.SymbolLookup;
+import java.lang.invoke.MethodHandle;
+
+/**
+ * Create/destroy/modify verbs of the verbs objects below a context (PD, MR, completion channel, CQ,
+ * QP, AH, SRQ). Pointers come back as segments spanning their C struct; failures as
+ * {@link VerbsException} with the verb's errno.
+ */
+@SuppressWarnings("restricted")
+public final class ResourceVerbs {
+    /** IBV_ACCESS_OPTIONAL_RANGE: access bits that make verbs.h's ibv_reg_mr take the iova2 path. */
+    public static final int ACCESS_OPTIONAL_RANGE = ((1 << 30) - 1) & ~((1 << 20) - 1);
+
+    private ResourceVerbs() {
+    }
+
+    private static final class H {
+        static final SymbolLookup L = Libibverbs.lookup();
+        static final MethodHandle ALLOC_PD = d("ibv_alloc_pd", FunctionDescriptor.of(ADDRESS, ADDRESS));
+        static final MethodHandle DEALLOC_PD = d("ibv_dealloc_pd", FunctionDescriptor.of(JAVA_INT, ADDRESS));
+        static final MethodHandle REG_MR = d("ibv_reg_mr",
+                FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS, JAVA_LONG, JAVA_INT));
+        static final MethodHandle REG_MR_IOVA2 = d("ibv_reg_mr_iova2",
+                FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS, JAVA_LONG, JAVA_LONG, JAVA_INT));
+        static final MethodHandle DEREG_MR = d("ibv_dereg_mr", FunctionDescriptor.of(JAVA_INT, ADDRESS));
+        static final MethodHandle CREATE_COMP_CHANNEL = d("ibv_create_comp_channel",
+                FunctionDescriptor.of(ADDRESS, ADDRESS));
+        static final MethodHandle DESTROY_COMP_CHANNEL = d("ibv_destroy_comp_channel",
+                FunctionDescriptor.of(JAVA_INT, ADDRESS));
+        static final MethodHandle CREATE_CQ = d("ibv_create_cq",
+                FunctionDescriptor.of(ADDRESS, ADDRESS, JAVA_INT, ADDRESS, ADDRESS, JAVA_INT));
+        static final MethodHandle DESTROY_CQ = d("ibv_destroy_cq", FunctionDescriptor.of(JAVA_INT, ADDRESS));
+        static final MethodHandle CREATE_QP = d("ibv_create_qp", FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS));
+        static final MethodHandle MODIFY_QP = d("ibv_modify_qp",
+                FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_INT));
+        static final MethodHandle QUERY_QP = d("ibv_query_qp",
+                FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_INT, ADDRESS));
+        static final MethodHandle DESTROY_QP = d("ibv_destroy_qp", FunctionDescriptor.of(JAVA_INT, ADDRESS));
+        static final MethodHandle CREATE_AH = d("ibv_create_ah", FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS));
+        static final MethodHandle DESTROY_AH = d("ibv_destroy_ah", FunctionDescriptor.of(JAVA_INT, ADDRESS));
+        static final MethodHandle CREATE_SRQ = d("ibv_create_srq",
+                FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS));
+        static final MethodHandle MODIFY_SRQ = d("ibv_modify_srq",
+                FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_INT));
+        static final MethodHandle QUERY_SRQ = d("ibv_query_srq", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
+        static final MethodHandle DESTROY_SRQ = d("ibv_destroy_srq", FunctionDescriptor.of(JAVA_INT, ADDRESS));
+
+        static final MethodHandle WC_STATUS_STR = Native.downcall(L, "ibv_wc_status_str",
+                FunctionDescriptor.of(ADDRESS, JAVA_INT), false);
+
+        private static MethodHandle d(String name, FunctionDescriptor fd) {
+            return Native.downcall(L, name, fd, true);
+        }
+    }
+
+    /** A pointer-returning verb: NULL becomes a VerbsException with the captured errno. */
+    @FunctionalInterface
+    private interface PointerCall {
+        MemorySegment call(MemorySegment errno) throws Throwable;
+    }
+
+    /** An int-returning verb (0 = success). */
+    @FunctionalInterface
+    private interface IntCall {
+        int call(MemorySegment errno) throws Throwable;
+    }
+
+    private static MemorySegment pointer(String verb, String detail, long size, PointerCall call)
+            throws VerbsException {
+        Libibverbs.ensureLoaded();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment errno = Native.errnoSlot(arena);
+            MemorySegment p = call.call(errno);
+            if (p.equals(MemorySegment.NULL)) {
+                throw Native.fail(verb, Native.errorCode(-1, Native.errno(errno)), detail);
+            }
+            return p.reinterpret(size);
+        } catch (VerbsException | RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw Native.rethrow(t);
+        }
+    }
+
+    private static void status(String verb, String detail, IntCall call) throws VerbsException {
+        Libibverbs.ensureLoaded();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment errno = Native.errnoSlot(arena);
+            int rc = call.call(errno);
+            if (rc != 0) {
+                throw Native.fail(verb, Native.errorCode(rc, Native.errno(errno)), detail);
+            }
+        } catch (VerbsException | RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw Native.rethrow(t);
+        }
+    }
+
+    public static MemorySegment allocPd(MemorySegment ctx) throws VerbsException {
+        return pointer("ibv_alloc_pd", null, Structs.IBV_PD.byteSize(),
+                e -> (MemorySegment) H.ALLOC_PD.invokeExact(e, ctx));
+    }
+
+    public static void deallocPd(MemorySegment pd) throws VerbsException {
+        status("ibv_dealloc_pd", null, e -> (int) H.DEALLOC_PD.invokeExact(e, pd));
+    }
+
+    /**
+     * verbs.h's {@code ibv_reg_mr} macro over {@code __ibv_reg_mr}: access flags without optional-range
+     * bits go to the exported {@code ibv_reg_mr}, others to {@code ibv_reg_mr_iova2} with iova = addr.
+     */
+    public static MemorySegment regMr(MemorySegment pd, MemorySegment buffer, int access) throws VerbsException {
+        long length = buffer.byteSize();
+        String detail = length + " bytes at 0x" + Long.toHexString(buffer.address());
+        if ((access & ACCESS_OPTIONAL_RANGE) == 0) {
+            return pointer("ibv_reg_mr", detail, Structs.IBV_MR.byteSize(),
+                    e -> (MemorySegment) H.REG_MR.invokeExact(e, pd, buffer, length, access));
+        }
+        return pointer("ibv_reg_mr_iova2", detail, Structs.IBV_MR.byteSize(),
+                e -> (MemorySegment) H.REG_MR_IOVA2.invokeExact(e, pd, buffer, length, buffer.address(), access));
+    }
+
+    public static void deregMr(MemorySegment mr) throws VerbsException {
+        status("ibv_dereg_mr", null, e -> (int) H.DEREG_MR.invokeExact(e, mr));
+    }
+
+    public static MemorySegment createCompChannel(MemorySegment ctx) throws VerbsException {
+        return pointer("ibv_create_comp_channel", null, Structs.IBV_COMP_CHANNEL.byteSize(),
+                e -> (MemorySegment) H.CREATE_COMP_CHANNEL.invokeExact(e, ctx));
+    }
+
+    public static void destroyCompChannel(MemorySegment channel) throws VerbsException {
+        status("ibv_destroy_comp_channel", null, e -> (int) H.DESTROY_COMP_CHANNEL.invokeExact(e, channel));
+    }
+
+    public static MemorySegment createCq(MemorySegment ctx, int cqe, MemorySegment channel, int vector)
+            throws VerbsException {
+        return pointer("ibv_create_cq", cqe + " entries", Structs.IBV_CQ.byteSize(),
+                e -> (MemorySegment) H.CREATE_CQ.invokeExact(e, ctx, cqe, MemorySegment.NULL, channel, vector));
+    }
+
+    public static void destroyCq(MemorySegment cq) throws VerbsException {
+        status("ibv_destroy_cq", null, e -> (int) H.DESTROY_CQ.invokeExact(e, cq));
+    }
+
+    public static MemorySegment createQp(MemorySegment pd, MemorySegment initAttr) throws VerbsException {
+        return pointer("ibv_create_qp", null, Structs.IBV_QP.byteSize(),
+                e -> (MemorySegment) H.CREATE_QP.invokeExact(e, pd, initAttr));
+    }
+
+    public static void modifyQp(MemorySegment qp, MemorySegment attr, int mask, String detail)
+            throws VerbsException {
+        status("ibv_modify_qp", detail, e -> (int) H.MODIFY_QP.invokeExact(e, qp, attr, mask));
+    }
+
+    public static void queryQp(MemorySegment qp, MemorySegment attr, int mask, MemorySegment initAttr)
+            throws VerbsException {
+        status("ibv_query_qp", null, e -> (int) H.QUERY_QP.invokeExact(e, qp, attr, mask, initAttr));
+    }
+
+    public static void destroyQp(MemorySegment qp) throws VerbsException {
+        status("ibv_destroy_qp", null, e -> (int) H.DESTROY_QP.invokeExact(e, qp));
+    }
+
+    public static MemorySegment createAh(MemorySegment pd, MemorySegment ahAttr) throws VerbsException {
+        return pointer("ibv_create_ah", null, Structs.IBV_AH.byteSize(),
+                e -> (MemorySegment) H.CREATE_AH.invokeExact(e, pd, ahAttr));
+    }
+
+    public static void destroyAh(MemorySegment ah) throws VerbsException {
+        status("ibv_destroy_ah", null, e -> (int) H.DESTROY_AH.invokeExact(e, ah));
+    }
+
+    public static MemorySegment createSrq(MemorySegment pd, MemorySegment initAttr) throws VerbsException {
+        return pointer("ibv_create_srq", null, Structs.IBV_SRQ.byteSize(), e -> (MemorySegment) H.CREATE_SRQ.invokeExact(e, pd, initAttr));
+    }
+
+    public static void modifySrq(MemorySegment srq, MemorySegment attr, int mask) throws VerbsException {
+        status("ibv_modify_srq", null, e -> (int) H.MODIFY_SRQ.invokeExact(e, srq, attr, mask));
+    }
+
+    public static void querySrq(MemorySegment srq, MemorySegment attr) throws VerbsException {
+        status("ibv_query_srq", null, e -> (int) H.QUERY_SRQ.invokeExact(e, srq, attr));
+    }
+
+    public static void destroySrq(MemorySegment srq) throws VerbsException {
+        status("ibv_destroy_srq", null, e -> (int) H.DESTROY_SRQ.invokeExact(e, srq));
+    }
+
+    /** {@code ibv_wc_status_str}. */
+    public static String wcStatusStr(int status) {
+        Libibverbs.ensureLoaded();
+        try {
+            return ((MemorySegment) H.WC_STATUS_STR.invokeExact(status)).reinterpret(128).getString(0);
+        } catch (Throwable t) {
+            throw Native.rethrow(t);
+        }
+    }
+
+    /** Reads a u32 member of a verbs struct (lkey, rkey, qp_num, cqe, fd ...). */
+    public static int u32(MemorySegment s, java.lang.foreign.MemoryLayout layout, String member) {
+        return s.get(JAVA_INT, CLayouts.offset(layout, member));
+    }
+}

@@ -1,0 +1,79 @@
+package dev.rdma4j;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+/** Protection domains and memory regions on the device. */
+@Tag("device")
+class MemoryRegionDeviceTest {
+
+    @Test
+    void registersOffHeapMemoryWithKeys() throws Exception {
+        try (Context ctx = TestDevice.device().open(); ProtectionDomain pd = ctx.allocateProtectionDomain();
+                Arena arena = Arena.ofConfined()) {
+            MemorySegment seg = arena.allocate(8192);
+            try (MemoryRegion mr = pd.register(seg, AccessFlag.LOCAL_WRITE, AccessFlag.REMOTE_READ)) {
+                assertThat(mr.address()).isEqualTo(seg.address());
+                assertThat(mr.length()).isEqualTo(8192);
+                assertThat(mr.segment()).isEqualTo(seg);
+                assertThat(mr.access()).containsExactlyInAnyOrder(AccessFlag.LOCAL_WRITE, AccessFlag.REMOTE_READ);
+                assertThat(mr.remote()).isEqualTo(new RemoteRegion(seg.address(), 8192, mr.rkey()));
+                assertThat(mr.remote(100, 50)).isEqualTo(new RemoteRegion(seg.address() + 100, 50, mr.rkey()));
+                assertThatThrownBy(() -> mr.remote(8000, 500)).isInstanceOf(IndexOutOfBoundsException.class);
+                assertThat(mr.protectionDomain()).isSameAs(pd);
+            }
+        }
+    }
+
+    @Test
+    void allocatedRegionsArePageAlignedZeroedAndOwned() throws Exception {
+        try (Context ctx = TestDevice.device().open(); ProtectionDomain pd = ctx.allocateProtectionDomain()) {
+            MemoryRegion a = pd.allocate(10_000, AccessFlag.LOCAL_WRITE, AccessFlag.REMOTE_WRITE);
+            MemoryRegion b = pd.allocate(1);
+            assertThat(a.address() % 4096).isZero();
+            assertThat(a.segment().asByteBuffer().remaining()).isEqualTo(10_000);
+            assertThat(a.segment().toArray(java.lang.foreign.ValueLayout.JAVA_BYTE)).containsOnly(0);
+            assertThat(a.lkey()).isNotEqualTo(b.lkey());
+            a.close();
+            assertThat(a.segment().scope().isAlive()).isFalse(); // the region freed its memory
+            b.close();
+        }
+    }
+
+    @Test
+    void misuseIsRefusedBeforeTheVerb() throws Exception {
+        try (Context ctx = TestDevice.device().open(); ProtectionDomain pd = ctx.allocateProtectionDomain();
+                Arena arena = Arena.ofConfined()) {
+            assertThatThrownBy(() -> pd.register(MemorySegment.ofArray(new byte[64]), AccessFlag.LOCAL_WRITE))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("off-heap");
+            assertThatThrownBy(() -> pd.register(arena.allocate(64), AccessFlag.REMOTE_WRITE))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("require LOCAL_WRITE");
+            assertThatThrownBy(() -> pd.allocate(64, AccessFlag.REMOTE_ATOMIC))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("require LOCAL_WRITE");
+            assertThatThrownBy(() -> pd.allocate(0)).isInstanceOf(IllegalArgumentException.class);
+            assertThatThrownBy(() -> pd.register(MemorySegment.NULL)).isInstanceOf(IllegalArgumentException.class);
+        }
+    }
+
+    @Test
+    void parentsRefuseToCloseUnderChildrenAndCloseIsIdempotent() throws Exception {
+        Context ctx = TestDevice.device().open();
+        ProtectionDomain pd = ctx.allocateProtectionDomain();
+        MemoryRegion mr = pd.allocate(4096, AccessFlag.LOCAL_WRITE);
+        assertThatThrownBy(ctx::close).isInstanceOf(IllegalStateException.class).hasMessageContaining("still used");
+        assertThatThrownBy(pd::close).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("cannot close ProtectionDomain");
+        mr.close();
+        mr.close();
+        pd.close();
+        pd.close();
+        assertThatThrownBy(() -> pd.allocate(64)).isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
+        ctx.close();
+        assertThat(ctx.isClosed()).isTrue();
+    }
+}
