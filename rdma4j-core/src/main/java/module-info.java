@@ -4,4 +4,5 @@
  */
 module dev.rdma4j {
     exports dev.rdma4j;
+    exports dev.rdma4j.connect;
 }

@@ -1,0 +1,23 @@
+package dev.rdma4j;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.lang.module.ModuleDescriptor;
+import java.lang.module.ModuleFinder;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+
+/** The compiled module: one module, the API packages exported, the FFM plumbing hidden, no dependencies. */
+class ModuleDescriptorTest {
+
+    @Test
+    void exportsOnlyTheApi() throws Exception {
+        Path classes = Path.of(Rdma.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+        ModuleDescriptor d = ModuleFinder.of(classes).find("dev.rdma4j").orElseThrow().descriptor();
+        assertThat(d.exports()).extracting(ModuleDescriptor.Exports::source)
+                .containsExactlyInAnyOrder("dev.rdma4j", "dev.rdma4j.connect");
+        assertThat(d.exports()).allMatch(e -> !e.isQualified());
+        assertThat(d.packages()).contains("dev.rdma4j.internal.ffi");
+        assertThat(d.requires()).extracting(ModuleDescriptor.Requires::name).containsExactly("java.base");
+    }
+}
