@@ -59,6 +59,10 @@ final class DemoCommand implements Callable<Integer> {
             GidEntry best = ctx.bestRoceGid(port);
             step("6. The GID to use for RoCE (RoCE v2, IPv4-mapped first, as perftest picks)",
                     "index " + best.index() + " = " + best.gid() + " (" + best.type() + ")");
+
+            if (!new DataPathTour(ctx, port, out).run()) {
+                return 1;
+            }
         }
         step("Done", "every handle closed; closing twice is harmless, using a closed one throws IllegalStateException");
         return 0;
