@@ -5,4 +5,5 @@
 module dev.rdma4j {
     exports dev.rdma4j;
     exports dev.rdma4j.connect;
+    exports dev.rdma4j.engine;
 }

@@ -2,6 +2,7 @@ package dev.rdma4j;
 
 import dev.rdma4j.internal.ffi.Codec;
 import dev.rdma4j.internal.ffi.DataPath;
+import dev.rdma4j.internal.ffi.EventVerbs;
 import dev.rdma4j.internal.ffi.Native;
 import dev.rdma4j.internal.ffi.ResourceVerbs;
 import dev.rdma4j.internal.ffi.WcView;
@@ -21,13 +22,31 @@ public final class CompletionQueue extends NativeResource {
     private final MemorySegment notifyFn;
     private final int size;
     private final ReentrantLock pollLock = new ReentrantLock();
+    private final CompletionChannel channel;
+    private final Object eventLock = new Object();
+    private int unackedEvents;
+    private boolean destroying;
+    private final java.util.concurrent.CopyOnWriteArrayList<java.util.function.Consumer<AsyncEvent>> listeners =
+            new java.util.concurrent.CopyOnWriteArrayList<>();
 
-    CompletionQueue(Context context, int minSize, MemorySegment channel, int vector) throws VerbsException {
+    CompletionQueue(Context context, int minSize, CompletionChannel channel, int vector) throws VerbsException {
         super("CompletionQueue(" + context.device().name() + ")", checkSize(context, minSize));
         this.context = context;
+        this.channel = channel;
         MemorySegment cq;
         try {
-            cq = ResourceVerbs.createCq(context.handle(), minSize, channel, vector);
+            if (channel != null) {
+                channel.acquire(true); // the channel cannot close under its CQs
+            }
+            try {
+                cq = ResourceVerbs.createCq(context.handle(), minSize,
+                        channel == null ? MemorySegment.NULL : channel.handle(), vector);
+            } catch (VerbsException | RuntimeException e) {
+                if (channel != null) {
+                    channel.release(true);
+                }
+                throw e;
+            }
         } catch (VerbsException | RuntimeException e) {
             abandon();
             throw e;
@@ -36,6 +55,10 @@ public final class CompletionQueue extends NativeResource {
         this.size = (int) Codec.get(cq, Codec.cq(), "cqe");
         this.pollFn = DataPath.op(context.handle(), "poll_cq");
         this.notifyFn = DataPath.op(context.handle(), "req_notify_cq");
+        if (channel != null) {
+            channel.attach(this);
+        }
+        context.register(cq.address(), this);
     }
 
     private static Context checkSize(Context context, int minSize) {
@@ -123,6 +146,56 @@ public final class CompletionQueue extends NativeResource {
         }
     }
 
+    /**
+     * The completion channel the queue reports to.
+     *
+     * @return the channel, or null for a queue created for polling only
+     */
+    public CompletionChannel channel() {
+        return channel;
+    }
+
+    /** The channel delivered an event for this CQ (counted until acknowledged). */
+    void eventReceived() {
+        synchronized (eventLock) {
+            if (destroying) {
+                EventVerbs.ackCqEvents(handle, 1); // ibv_destroy_cq is waiting for exactly this
+            } else {
+                unackedEvents++;
+            }
+        }
+    }
+
+    /**
+     * Acknowledges the events {@link CompletionChannel#nextEvent()} returned for this queue
+     * ({@code ibv_ack_cq_events}); cheap enough to batch, and done by {@code close()} for any left over.
+     *
+     * @return how many were acknowledged
+     */
+    public int acknowledgeEvents() {
+        synchronized (eventLock) {
+            int n = unackedEvents;
+            if (n > 0 && !destroying) {
+                EventVerbs.ackCqEvents(handle, n);
+                unackedEvents = 0;
+            }
+            return n;
+        }
+    }
+
+    /**
+     * Adds a listener for this queue's asynchronous events ({@code IBV_EVENT_CQ_ERR}).
+     *
+     * @param listener called on the thread that processes the context's async events
+     */
+    public void addEventListener(java.util.function.Consumer<AsyncEvent> listener) {
+        listeners.add(listener);
+    }
+
+    void dispatch(AsyncEvent e) {
+        listeners.forEach(l -> l.accept(e));
+    }
+
     /** Held while a queue pair using this CQ is destroyed, so no poll runs its completions meanwhile. */
     ReentrantLock pollLock() {
         return pollLock;
@@ -134,10 +207,23 @@ public final class CompletionQueue extends NativeResource {
 
     @Override
     void destroy() {
+        synchronized (eventLock) { // every delivered event must be acknowledged or ibv_destroy_cq blocks
+            destroying = true;
+            if (unackedEvents > 0) {
+                EventVerbs.ackCqEvents(handle, unackedEvents);
+                unackedEvents = 0;
+            }
+        }
+        context.unregister(handle.address());
         try {
             ResourceVerbs.destroyCq(handle);
         } catch (VerbsException e) {
             throw new IllegalStateException(e.getMessage(), e);
+        } finally {
+            if (channel != null) {
+                channel.release(true);
+                channel.detach(this);
+            }
         }
     }
 }

@@ -1,6 +1,9 @@
 package dev.rdma4j;
 
 import dev.rdma4j.internal.ffi.DeviceVerbs;
+import dev.rdma4j.internal.ffi.EventVerbs;
+import dev.rdma4j.internal.ffi.Libc;
+import dev.rdma4j.internal.ffi.Native;
 import java.lang.foreign.MemorySegment;
 import java.util.Comparator;
 import java.util.List;
@@ -13,11 +16,23 @@ import java.util.List;
 public final class Context extends NativeResource {
     private final Device device;
     private final MemorySegment handle;
+    private final java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofShared();
+    private final EventVerbs.Scratch asyncScratch = new EventVerbs.Scratch(arena);
+    private final java.util.concurrent.ConcurrentHashMap<Long, Object> objects =
+            new java.util.concurrent.ConcurrentHashMap<>();
+    private final java.util.concurrent.CopyOnWriteArrayList<java.util.function.Consumer<AsyncEvent>> asyncListeners =
+            new java.util.concurrent.CopyOnWriteArrayList<>();
 
-    private Context(Device device, MemorySegment handle) {
+    private Context(Device device, MemorySegment handle) throws VerbsException {
         super("Context(" + device.name() + ")", null);
         this.device = device;
         this.handle = handle;
+        int rc = Libc.setNonBlocking(EventVerbs.asyncFd(handle)); // processAsyncEvents must never block
+        if (rc < 0) {
+            DeviceVerbs.closeDevice(handle);
+            abandon();
+            throw Native.fail("fcntl", -rc, "O_NONBLOCK on the async event fd");
+        }
     }
 
     /**
@@ -174,7 +189,120 @@ public final class Context extends NativeResource {
      * @throws IllegalStateException if closed
      */
     public CompletionQueue createCompletionQueue(int minSize) throws VerbsException {
-        return new CompletionQueue(this, minSize, java.lang.foreign.MemorySegment.NULL, 0);
+        return new CompletionQueue(this, minSize, null, 0);
+    }
+
+    /**
+     * Creates a completion queue that reports to a completion channel ({@code ibv_create_cq}).
+     *
+     * @param minSize the least number of entries
+     * @param channel the channel (of this context)
+     * @param vector  the completion vector, below {@link #completionVectorCount()}
+     * @return the queue
+     * @throws VerbsException if the verb fails
+     */
+    public CompletionQueue createCompletionQueue(int minSize, CompletionChannel channel, int vector)
+            throws VerbsException {
+        if (channel.context() != this) {
+            throw new IllegalArgumentException("the channel belongs to another context");
+        }
+        return new CompletionQueue(this, minSize, channel, vector);
+    }
+
+    /**
+     * Creates a completion channel with a non-blocking fd ({@code ibv_create_comp_channel}).
+     *
+     * @return the channel
+     * @throws VerbsException if the verb fails
+     */
+    public CompletionChannel createCompletionChannel() throws VerbsException {
+        return new CompletionChannel(this);
+    }
+
+    /**
+     * The context's async event fd ({@code ibv_context.async_fd}), non-blocking: readable when
+     * {@link #processAsyncEvents()} has work.
+     *
+     * @return the fd
+     */
+    public int asyncEventFd() {
+        ensureOpen();
+        return EventVerbs.asyncFd(handle);
+    }
+
+    /**
+     * Reads every pending asynchronous event ({@code ibv_get_async_event}, then {@code ibv_ack_async_event}),
+     * resolves it to its queue pair / CQ / SRQ / port, and delivers it to that object's listeners and to this
+     * context's. Never blocks.
+     *
+     * @return the number of events processed
+     */
+    public int processAsyncEvents() {
+        acquire(false);
+        try {
+            int n = 0;
+            long[] raw = new long[3];
+            synchronized (asyncScratch) {
+                while (EventVerbs.nextAsyncEvent(handle, asyncScratch, raw)) {
+                    deliver(resolve((int) raw[0], raw[1], (int) raw[2]));
+                    n++;
+                }
+            }
+            return n;
+        } finally {
+            release(false);
+        }
+    }
+
+    private AsyncEvent resolve(int code, long element, int portNum) {
+        AsyncEventType type = AsyncEventType.of(code);
+        Object owner = type.element() == AsyncEventType.Element.PORT || type.element() == AsyncEventType.Element.DEVICE
+                ? null : objects.get(element);
+        return new AsyncEvent(type, owner instanceof QueuePair q ? q : null,
+                owner instanceof CompletionQueue c ? c : null,
+                type.element() == AsyncEventType.Element.SRQ ? owner : null,
+                type.element() == AsyncEventType.Element.PORT ? portNum : 0, EventVerbs.eventTypeStr(code));
+    }
+
+    private void deliver(AsyncEvent e) {
+        if (e.queuePair() != null) {
+            e.queuePair().dispatch(e);
+        }
+        if (e.completionQueue() != null) {
+            e.completionQueue().dispatch(e);
+        }
+        if (e.sharedReceiveQueue() instanceof AsyncEventSink s) {
+            s.dispatch(e);
+        }
+        for (var l : asyncListeners) {
+            l.accept(e);
+        }
+    }
+
+    /**
+     * Adds a listener for every asynchronous event of this context (port and device events included).
+     *
+     * @param listener called on the thread running {@link #processAsyncEvents()} (the engine's, if one watches)
+     */
+    public void addAsyncEventListener(java.util.function.Consumer<AsyncEvent> listener) {
+        asyncListeners.add(listener);
+    }
+
+    /**
+     * Removes a listener.
+     *
+     * @param listener a listener added before
+     */
+    public void removeAsyncEventListener(java.util.function.Consumer<AsyncEvent> listener) {
+        asyncListeners.remove(listener);
+    }
+
+    void register(long address, Object owner) {
+        objects.put(address, owner);
+    }
+
+    void unregister(long address) {
+        objects.remove(address);
     }
 
     /** The native handle, for the other objects of this package. */
@@ -190,6 +318,10 @@ public final class Context extends NativeResource {
 
     @Override
     void destroy() {
-        DeviceVerbs.closeDevice(handle);
+        try {
+            DeviceVerbs.closeDevice(handle);
+        } finally {
+            arena.close();
+        }
     }
 }

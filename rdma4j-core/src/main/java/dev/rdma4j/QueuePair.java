@@ -81,6 +81,8 @@ public final class QueuePair extends NativeResource {
     private volatile int port = 1;
     private volatile int token;
     private final Completions completions = new Completions();
+    private final java.util.concurrent.CopyOnWriteArrayList<java.util.function.Consumer<AsyncEvent>> listeners =
+            new java.util.concurrent.CopyOnWriteArrayList<>();
 
     private QueuePair(Builder b) throws VerbsException {
         super("QueuePair(" + b.type + ")", b.pd);
@@ -136,6 +138,38 @@ public final class QueuePair extends NativeResource {
         this.oneSend = new SendBatch(1, Math.max(1, caps.maxSendSge()));
         this.oneRecv = new ReceiveBatch(1, Math.max(1, caps.maxRecvSge()));
         this.token = WorkRequestIds.register(t -> completions);
+        context.register(qp.address(), this);
+    }
+
+    /**
+     * Adds a listener for this queue pair's asynchronous events (fatal/access errors, last WQE reached, ...).
+     *
+     * @param listener called on the thread running {@link Context#processAsyncEvents()}
+     */
+    public void addEventListener(java.util.function.Consumer<AsyncEvent> listener) {
+        listeners.add(listener);
+    }
+
+    /**
+     * The next asynchronous event of this queue pair, as a future.
+     *
+     * @return completes when {@link Context#processAsyncEvents()} delivers one
+     */
+    public java.util.concurrent.CompletableFuture<AsyncEvent> nextEvent() {
+        java.util.concurrent.CompletableFuture<AsyncEvent> f = new java.util.concurrent.CompletableFuture<>();
+        java.util.function.Consumer<AsyncEvent> once = new java.util.function.Consumer<>() {
+            @Override
+            public void accept(AsyncEvent e) {
+                listeners.remove(this);
+                f.complete(e);
+            }
+        };
+        listeners.add(once);
+        return f;
+    }
+
+    void dispatch(AsyncEvent e) {
+        listeners.forEach(l -> l.accept(e));
     }
 
     /**
@@ -700,6 +734,7 @@ public final class QueuePair extends NativeResource {
     @Override
     void destroy() {
         try {
+            context.unregister(handle.address());
             withCqsLocked(() -> {
                 ResourceVerbs.destroyQp(handle);
                 forgetOutstanding();

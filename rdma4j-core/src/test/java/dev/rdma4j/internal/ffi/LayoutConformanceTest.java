@@ -27,7 +27,9 @@ class LayoutConformanceTest {
     @Test
     void everyHandWrittenLayoutMatchesGcc(@TempDir Path dir) throws Exception {
         List<Member> members = new ArrayList<>();
-        for (MemoryLayout layout : Structs.all()) {
+        List<MemoryLayout> layouts = new ArrayList<>(Structs.all());
+        layouts.add(Libc.EPOLL_EVENT);
+        for (MemoryLayout layout : layouts) {
             String type = layout.name().orElseThrow();
             members.add(new Member(type, "", 0, layout.byteSize()));
             collect(type, (GroupLayout) layout, "", 0, members);
@@ -35,6 +37,7 @@ class LayoutConformanceTest {
         StringBuilder c = new StringBuilder("""
                 #include <stdio.h>
                 #include <stddef.h>
+                #include <sys/epoll.h>
                 #include <infiniband/verbs.h>
                 int main(void) {
                 """);

@@ -1,0 +1,137 @@
+package dev.rdma4j;
+
+import dev.rdma4j.internal.ffi.EventVerbs;
+import dev.rdma4j.internal.ffi.Libc;
+import dev.rdma4j.internal.ffi.Native;
+import dev.rdma4j.internal.ffi.ResourceVerbs;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+/**
+ * A completion channel ({@code struct ibv_comp_channel}, from {@code ibv_create_comp_channel}) whose
+ * file descriptor rdma4j makes non-blocking ({@code fcntl O_NONBLOCK}) at once, so it can be watched
+ * with epoll and drained with {@link #nextEvent()} without ever blocking a thread. The
+ * {@link dev.rdma4j.engine.CompletionEngine} uses it; it is public for applications with their own
+ * event loop.
+ */
+public final class CompletionChannel extends NativeResource {
+    private final Context context;
+    private final MemorySegment handle;
+    private final int fd;
+    private final Arena arena = Arena.ofShared();
+    private final EventVerbs.Scratch scratch = new EventVerbs.Scratch(arena);
+    private final CopyOnWriteArrayList<CompletionQueue> queues = new CopyOnWriteArrayList<>();
+    private volatile boolean closeWhenIdle;
+
+    CompletionChannel(Context context) throws VerbsException {
+        super("CompletionChannel(" + context.device().name() + ")", context);
+        this.context = context;
+        MemorySegment ch;
+        try {
+            ch = ResourceVerbs.createCompChannel(context.handle());
+        } catch (VerbsException | RuntimeException e) {
+            arena.close();
+            abandon();
+            throw e;
+        }
+        this.handle = ch;
+        this.fd = EventVerbs.channelFd(ch);
+        int rc = Libc.setNonBlocking(fd);
+        if (rc < 0) {
+            try {
+                ResourceVerbs.destroyCompChannel(ch);
+            } finally {
+                arena.close();
+                abandon();
+            }
+            throw Native.fail("fcntl", -rc, "O_NONBLOCK on completion channel fd " + fd);
+        }
+    }
+
+    /**
+     * The context the channel belongs to.
+     *
+     * @return the context
+     */
+    public Context context() {
+        return context;
+    }
+
+    /**
+     * The channel's file descriptor (non-blocking), readable when a CQ event is pending: register it
+     * with epoll edge-triggered and call {@link #nextEvent()} until it returns null.
+     *
+     * @return the fd
+     */
+    public int fd() {
+        return fd;
+    }
+
+    /**
+     * Takes the next pending CQ event ({@code ibv_get_cq_event}) without blocking. The CQ counts the
+     * event; {@link CompletionQueue#acknowledgeEvents()} acknowledges (in batches), and closing the CQ
+     * acknowledges whatever is left, so {@code ibv_destroy_cq} never waits.
+     *
+     * @return the CQ that has completions to drain (re-arm it), or null when no event is pending
+     * @throws VerbsException if the verb fails for another reason than "nothing pending"
+     */
+    public synchronized CompletionQueue nextEvent() throws VerbsException {
+        acquire(false);
+        try {
+            long cq = EventVerbs.getCqEvent(handle, scratch);
+            if (cq == 0) {
+                return null;
+            }
+            if (cq < 0) {
+                throw Native.fail("ibv_get_cq_event", (int) -cq, description());
+            }
+            for (CompletionQueue q : queues) {
+                if (q.handle().address() == cq) {
+                    q.eventReceived();
+                    return q;
+                }
+            }
+            throw new IllegalStateException("event for a CQ unknown to " + description());
+        } finally {
+            release(false);
+        }
+    }
+
+    void attach(CompletionQueue cq) {
+        queues.add(cq);
+    }
+
+    /** Called by a closing CQ after it released the channel: closes the channel if it was asked to. */
+    void detach(CompletionQueue cq) {
+        queues.remove(cq);
+        if (closeWhenIdle && queues.isEmpty()) {
+            close();
+        }
+    }
+
+    /**
+     * Closes the channel now if no CQ reports to it, or else as soon as the last one is closed.
+     */
+    public void closeWhenIdle() {
+        closeWhenIdle = true;
+        if (queues.isEmpty()) {
+            close();
+        }
+    }
+
+    MemorySegment handle() {
+        return handle;
+    }
+
+    @Override
+    void destroy() {
+        try {
+            ResourceVerbs.destroyCompChannel(handle);
+        } catch (VerbsException e) {
+            throw new IllegalStateException(e.getMessage(), e);
+        } finally {
+            arena.close();
+        }
+    }
+}

@@ -1,0 +1,452 @@
+package dev.rdma4j.engine;
+
+import dev.rdma4j.AddressHandle;
+import dev.rdma4j.MemoryRegion;
+import dev.rdma4j.QueuePair;
+import dev.rdma4j.ReceiveBatch;
+import dev.rdma4j.RemoteRegion;
+import dev.rdma4j.SendBatch;
+import dev.rdma4j.VerbsException;
+import dev.rdma4j.WorkCompletion;
+import dev.rdma4j.WorkCompletions;
+import dev.rdma4j.internal.ffi.Native;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * Every data-path operation of a {@link QueuePair} as a {@link CompletableFuture} ({@code ...Async})
+ * and as a blocking twin that parks the caller (virtual threads welcome) until the completion arrives.
+ * The engine that created it drains the CQs and completes the futures; rdma4j owns the wr_ids.
+ *
+ * <p>A future completes with the {@link WorkCompletion}, or exceptionally with a
+ * {@link WorkRequestException} carrying the typed status, or with a {@link VerbsException} when the
+ * verb refused the post. The {@code ...Async} forms fail at once with {@code ENOMEM} when the queue
+ * is full; the blocking forms wait for room. Cancelling a future does not free its buffers: the
+ * regions stay pinned until the device completes the request or the queue pair is closed.
+ * Closing completes every pending future with {@code WR_FLUSH_ERR}. Thread-safe.
+ */
+public final class AsyncQueuePair implements AutoCloseable {
+    private static final int ENOMEM = 12;
+    private static final AtomicReferenceArray<AsyncQueuePair> OWNERS = new AtomicReferenceArray<>(1 << 16);
+
+    private final CompletionEngine engine;
+    private final QueuePair qp;
+    private final int owner;
+    private final PendingRequests pending;
+    private final Semaphore sendRoom;
+    private final Semaphore recvRoom;
+    private final ReentrantLock sendLock = new ReentrantLock();
+    private final ReentrantLock recvLock = new ReentrantLock();
+    private final SendBatch send;
+    private final ReceiveBatch recv;
+    private final AtomicBoolean closed = new AtomicBoolean();
+
+    AsyncQueuePair(CompletionEngine engine, QueuePair qp) {
+        this.engine = engine;
+        this.qp = qp;
+        var caps = qp.capabilities();
+        this.pending = new PendingRequests(caps.maxSendWr() + caps.maxRecvWr());
+        this.sendRoom = new Semaphore(caps.maxSendWr());
+        this.recvRoom = new Semaphore(caps.maxRecvWr());
+        this.send = new SendBatch(1, Math.max(1, caps.maxSendSge()));
+        this.recv = new ReceiveBatch(1, Math.max(1, caps.maxRecvSge()));
+        this.owner = register(this);
+    }
+
+    private static synchronized int register(AsyncQueuePair a) {
+        for (int i = 1; i < OWNERS.length(); i++) { // 0 stays free: caller wr_ids are never taken for ours
+            if (OWNERS.get(i) == null) {
+                OWNERS.set(i, a);
+                return i;
+            }
+        }
+        throw new IllegalStateException("too many async queue pairs");
+    }
+
+    static AsyncQueuePair owner(int index) {
+        return index > 0 ? OWNERS.get(index) : null;
+    }
+
+    /**
+     * The wrapped queue pair (for state transitions, query, endpoint).
+     *
+     * @return the queue pair
+     */
+    public QueuePair queuePair() {
+        return qp;
+    }
+
+    // ---------------------------------------------------------------- async forms
+
+    /**
+     * Send ({@code IBV_WR_SEND}).
+     *
+     * @param region source
+     * @param offset offset in it
+     * @param length bytes
+     * @return the future completion
+     */
+    public CompletableFuture<WorkCompletion> sendAsync(MemoryRegion region, long offset, int length) {
+        return postSend("send", false, (b, id) -> b.send(id, region, offset, length));
+    }
+
+    /**
+     * Send with immediate data ({@code IBV_WR_SEND_WITH_IMM}).
+     *
+     * @param region    source
+     * @param offset    offset in it
+     * @param length    bytes
+     * @param immediate 32 bits for the peer's completion
+     * @return the future completion
+     */
+    public CompletableFuture<WorkCompletion> sendWithImmediateAsync(MemoryRegion region, long offset, int length,
+            int immediate) {
+        return postSend("send with immediate", false, (b, id) -> b.sendWithImmediate(id, region, offset, length,
+                immediate));
+    }
+
+    /**
+     * UD send through an address handle.
+     *
+     * @param region     source
+     * @param offset     offset in it
+     * @param length     bytes
+     * @param ah         route
+     * @param remoteQpn  destination QP
+     * @param remoteQkey destination Q_Key
+     * @return the future completion
+     */
+    public CompletableFuture<WorkCompletion> sendToAsync(MemoryRegion region, long offset, int length,
+            AddressHandle ah, int remoteQpn, int remoteQkey) {
+        return postSend("UD send", false, (b, id) -> b.sendTo(id, region, offset, length, ah, remoteQpn,
+                remoteQkey));
+    }
+
+    /**
+     * RDMA write ({@code IBV_WR_RDMA_WRITE}).
+     *
+     * @param region       source
+     * @param offset       offset in it
+     * @param length       bytes
+     * @param remote       the peer's region
+     * @param remoteOffset offset in it
+     * @return the future completion
+     */
+    public CompletableFuture<WorkCompletion> writeAsync(MemoryRegion region, long offset, int length,
+            RemoteRegion remote, long remoteOffset) {
+        return postSend("RDMA write", false, (b, id) -> b.write(id, region, offset, length, remote, remoteOffset));
+    }
+
+    /**
+     * RDMA write with immediate ({@code IBV_WR_RDMA_WRITE_WITH_IMM}).
+     *
+     * @param region       source
+     * @param offset       offset in it
+     * @param length       bytes
+     * @param remote       the peer's region
+     * @param remoteOffset offset in it
+     * @param immediate    32 bits for the peer
+     * @return the future completion
+     */
+    public CompletableFuture<WorkCompletion> writeWithImmediateAsync(MemoryRegion region, long offset, int length,
+            RemoteRegion remote, long remoteOffset, int immediate) {
+        return postSend("RDMA write with immediate", false, (b, id) -> b.writeWithImmediate(id, region, offset, length,
+                remote, remoteOffset, immediate));
+    }
+
+    /**
+     * RDMA read ({@code IBV_WR_RDMA_READ}).
+     *
+     * @param region       destination
+     * @param offset       offset in it
+     * @param length       bytes
+     * @param remote       the peer's region
+     * @param remoteOffset offset in it
+     * @return the future completion
+     */
+    public CompletableFuture<WorkCompletion> readAsync(MemoryRegion region, long offset, int length,
+            RemoteRegion remote, long remoteOffset) {
+        return postSend("RDMA read", false, (b, id) -> b.read(id, region, offset, length, remote, remoteOffset));
+    }
+
+    /**
+     * Atomic compare-and-swap; the old value lands in 8 local bytes.
+     *
+     * @param region       receives the old value
+     * @param offset       offset of 8 bytes
+     * @param remote       the peer's region
+     * @param remoteOffset aligned target offset
+     * @param compare      expected value
+     * @param swap         new value
+     * @return the future completion
+     */
+    public CompletableFuture<WorkCompletion> compareAndSwapAsync(MemoryRegion region, long offset, RemoteRegion remote,
+            long remoteOffset, long compare, long swap) {
+        return postSend("compare-and-swap", false, (b, id) -> b.compareAndSwap(id, region, offset, remote,
+                remoteOffset, compare, swap));
+    }
+
+    /**
+     * Atomic fetch-and-add; the old value lands in 8 local bytes.
+     *
+     * @param region       receives the old value
+     * @param offset       offset of 8 bytes
+     * @param remote       the peer's region
+     * @param remoteOffset aligned target offset
+     * @param add          addend
+     * @return the future completion
+     */
+    public CompletableFuture<WorkCompletion> fetchAndAddAsync(MemoryRegion region, long offset, RemoteRegion remote,
+            long remoteOffset, long add) {
+        return postSend("fetch-and-add", false, (b, id) -> b.fetchAndAdd(id, region, offset, remote, remoteOffset,
+                add));
+    }
+
+    /**
+     * Posts a receive; the future completes when a message (or write with immediate) consumes it.
+     *
+     * @param region destination
+     * @param offset offset in it
+     * @param length bytes
+     * @return the future completion
+     */
+    public CompletableFuture<WorkCompletion> receiveAsync(MemoryRegion region, long offset, int length) {
+        return postReceive(false, region, offset, length);
+    }
+
+    // ---------------------------------------------------------------- blocking forms
+
+    /**
+     * Blocking {@link #sendAsync}: parks until the send completes.
+     *
+     * @param region source
+     * @param offset offset
+     * @param length bytes
+     * @return the completion
+     * @throws java.io.IOException {@link WorkRequestException} or {@link VerbsException}
+     * @throws InterruptedException if interrupted while waiting
+     */
+    public WorkCompletion send(MemoryRegion region, long offset, int length)
+            throws java.io.IOException, InterruptedException {
+        return await(postSend("send", true, (b, id) -> b.send(id, region, offset, length)));
+    }
+
+    /**
+     * Blocking {@link #writeAsync}.
+     *
+     * @param region       source
+     * @param offset       offset
+     * @param length       bytes
+     * @param remote       peer region
+     * @param remoteOffset offset in it
+     * @return the completion
+     * @throws java.io.IOException {@link WorkRequestException} or {@link VerbsException}
+     * @throws InterruptedException if interrupted while waiting
+     */
+    public WorkCompletion write(MemoryRegion region, long offset, int length, RemoteRegion remote, long remoteOffset)
+            throws java.io.IOException, InterruptedException {
+        return await(postSend("RDMA write", true, (b, id) -> b.write(id, region, offset, length, remote,
+                remoteOffset)));
+    }
+
+    /**
+     * Blocking {@link #readAsync}.
+     *
+     * @param region       destination
+     * @param offset       offset
+     * @param length       bytes
+     * @param remote       peer region
+     * @param remoteOffset offset in it
+     * @return the completion
+     * @throws java.io.IOException {@link WorkRequestException} or {@link VerbsException}
+     * @throws InterruptedException if interrupted while waiting
+     */
+    public WorkCompletion read(MemoryRegion region, long offset, int length, RemoteRegion remote, long remoteOffset)
+            throws java.io.IOException, InterruptedException {
+        return await(postSend("RDMA read", true, (b, id) -> b.read(id, region, offset, length, remote,
+                remoteOffset)));
+    }
+
+    /**
+     * Blocking {@link #fetchAndAddAsync}.
+     *
+     * @param region       receives the old value
+     * @param offset       offset
+     * @param remote       peer region
+     * @param remoteOffset aligned offset
+     * @param add          addend
+     * @return the completion
+     * @throws java.io.IOException {@link WorkRequestException} or {@link VerbsException}
+     * @throws InterruptedException if interrupted while waiting
+     */
+    public WorkCompletion fetchAndAdd(MemoryRegion region, long offset, RemoteRegion remote, long remoteOffset,
+            long add) throws java.io.IOException, InterruptedException {
+        return await(postSend("fetch-and-add", true, (b, id) -> b.fetchAndAdd(id, region, offset, remote,
+                remoteOffset, add)));
+    }
+
+    /**
+     * Blocking {@link #compareAndSwapAsync}.
+     *
+     * @param region       receives the old value
+     * @param offset       offset
+     * @param remote       peer region
+     * @param remoteOffset aligned offset
+     * @param compare      expected
+     * @param swap         new value
+     * @return the completion
+     * @throws java.io.IOException {@link WorkRequestException} or {@link VerbsException}
+     * @throws InterruptedException if interrupted while waiting
+     */
+    public WorkCompletion compareAndSwap(MemoryRegion region, long offset, RemoteRegion remote, long remoteOffset,
+            long compare, long swap) throws java.io.IOException, InterruptedException {
+        return await(postSend("compare-and-swap", true, (b, id) -> b.compareAndSwap(id, region, offset, remote,
+                remoteOffset, compare, swap)));
+    }
+
+    /**
+     * Blocking receive: posts it and parks until a message arrives.
+     *
+     * @param region destination
+     * @param offset offset
+     * @param length bytes
+     * @return the completion
+     * @throws java.io.IOException {@link WorkRequestException} or {@link VerbsException}
+     * @throws InterruptedException if interrupted while waiting
+     */
+    public WorkCompletion receive(MemoryRegion region, long offset, int length)
+            throws java.io.IOException, InterruptedException {
+        return await(postReceive(true, region, offset, length));
+    }
+
+    // ---------------------------------------------------------------- plumbing
+
+    @FunctionalInterface
+    private interface Encoder {
+        void encode(SendBatch batch, long wrId);
+    }
+
+    private CompletableFuture<WorkCompletion> postSend(String what, boolean wait, Encoder encoder) {
+        return post(what, wait, sendRoom, () -> {
+            CompletableFuture<WorkCompletion> f = new CompletableFuture<>();
+            long id = pending.allocate(owner, new PendingRequests.Pending(f, what));
+            sendLock.lock();
+            try {
+                send.clear();
+                encoder.encode(send, id);
+                int rc = qp.tryPost(send);
+                if (rc != 0) {
+                    fail(id, Native.fail("ibv_post_send", rc, what + " on " + qp));
+                }
+            } catch (RuntimeException e) {
+                fail(id, e);
+            } finally {
+                sendLock.unlock();
+            }
+            return f;
+        });
+    }
+
+    private CompletableFuture<WorkCompletion> postReceive(boolean wait, MemoryRegion region, long offset, int length) {
+        return post("receive", wait, recvRoom, () -> {
+            CompletableFuture<WorkCompletion> f = new CompletableFuture<>();
+            long id = pending.allocate(owner, new PendingRequests.Pending(f, "receive"));
+            recvLock.lock();
+            try {
+                int rc = qp.tryPost(recv.clear().receive(id, region, offset, length));
+                if (rc != 0) {
+                    fail(id, Native.fail("ibv_post_recv", rc, "receive on " + qp));
+                }
+            } catch (RuntimeException e) {
+                fail(id, e);
+            } finally {
+                recvLock.unlock();
+            }
+            return f;
+        });
+    }
+
+    private CompletableFuture<WorkCompletion> post(String what, boolean wait, Semaphore room,
+            java.util.function.Supplier<CompletableFuture<WorkCompletion>> body) {
+        if (closed.get()) {
+            return CompletableFuture.failedFuture(new IllegalStateException(qp + " is closed"));
+        }
+        if (wait) {
+            room.acquireUninterruptibly();
+        } else if (!room.tryAcquire()) {
+            return CompletableFuture.failedFuture(Native.fail(what.equals("receive") ? "ibv_post_recv" : "ibv_post_send",
+                    ENOMEM, "queue full: " + what + " on " + qp));
+        }
+        CompletableFuture<WorkCompletion> f = body.get();
+        f.whenComplete((c, t) -> room.release());
+        return f;
+    }
+
+    private void fail(long id, Throwable t) {
+        PendingRequests.Pending p = pending.take(id);
+        if (p != null) {
+            p.future().completeExceptionally(t);
+        }
+    }
+
+    /** Engine thread: completion {@code i} of {@code wcs} belongs to this QP's request {@code wrId}. */
+    boolean complete(long wrId, WorkCompletions wcs, int i) {
+        PendingRequests.Pending p = pending.take(wrId);
+        if (p == null) {
+            return false;
+        }
+        WorkCompletion c = wcs.get(i);
+        if (c.isSuccess()) {
+            p.future().complete(c);
+        } else {
+            p.future().completeExceptionally(new WorkRequestException(p.what(), c));
+        }
+        return true;
+    }
+
+    void failPending(String reason) {
+        for (PendingRequests.Pending p : pending.takeAll()) {
+            p.future().completeExceptionally(new WorkRequestException(p.what(), reason));
+        }
+    }
+
+    private static WorkCompletion await(CompletableFuture<WorkCompletion> f)
+            throws java.io.IOException, InterruptedException {
+        try {
+            return f.get();
+        } catch (ExecutionException e) {
+            Throwable c = e.getCause();
+            if (c instanceof java.io.IOException io) {
+                throw io;
+            }
+            if (c instanceof RuntimeException r) {
+                throw r;
+            }
+            throw new java.io.IOException(c);
+        }
+    }
+
+    /**
+     * Closes the queue pair ({@code ibv_destroy_qp}) and completes every pending future exceptionally
+     * with {@link WorkRequestException} ({@code WR_FLUSH_ERR}, "queue pair closed"). Idempotent.
+     */
+    @Override
+    public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        try {
+            qp.close();
+        } finally {
+            failPending("queue pair closed");
+            send.close();
+            recv.close();
+            OWNERS.compareAndSet(owner, this, null);
+            engine.forget(this);
+        }
+    }
+}

@@ -1,0 +1,115 @@
+package dev.rdma4j.internal.ffi;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.SymbolLookup;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
+
+/**
+ * Completion-channel and async-event verbs. The channel and context fds are non-blocking, so
+ * {@code ibv_get_cq_event} and {@code ibv_get_async_event} return at once: {@code -EAGAIN} means none.
+ */
+@SuppressWarnings("restricted")
+public final class EventVerbs {
+    private EventVerbs() {
+    }
+
+    private static final class H {
+        static final SymbolLookup L = Libibverbs.lookup();
+        static final MethodHandle GET_CQ_EVENT = Native.downcall(L, "ibv_get_cq_event",
+                FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS), true);
+        static final MethodHandle ACK_CQ_EVENTS = Native.downcall(L, "ibv_ack_cq_events",
+                FunctionDescriptor.ofVoid(ADDRESS, JAVA_INT), false);
+        static final MethodHandle GET_ASYNC_EVENT = Native.downcall(L, "ibv_get_async_event",
+                FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS), true);
+        static final MethodHandle ACK_ASYNC_EVENT = Native.downcall(L, "ibv_ack_async_event",
+                FunctionDescriptor.ofVoid(ADDRESS), false);
+        static final MethodHandle EVENT_TYPE_STR = Native.downcall(L, "ibv_event_type_str",
+                FunctionDescriptor.of(ADDRESS, JAVA_INT), false);
+    }
+
+    /** Scratch memory for one caller thread (the engine's): errno slot, out-pointers, async event. */
+    public static final class Scratch {
+        final MemorySegment errno;
+        final MemorySegment cqOut;
+        final MemorySegment ctxOut;
+        final MemorySegment asyncEvent;
+
+        public Scratch(Arena arena) {
+            errno = Native.errnoSlot(arena);
+            cqOut = arena.allocate(ADDRESS);
+            ctxOut = arena.allocate(ADDRESS);
+            asyncEvent = arena.allocate(Structs.IBV_ASYNC_EVENT);
+        }
+    }
+
+    /**
+     * {@code ibv_get_cq_event}: the address of the CQ that has an event, 0 when none is pending
+     * (EAGAIN), or minus the errno of a failure.
+     */
+    public static long getCqEvent(MemorySegment channel, Scratch s) {
+        Libibverbs.ensureLoaded();
+        try {
+            int rc = (int) H.GET_CQ_EVENT.invokeExact(s.errno, channel, s.cqOut, s.ctxOut);
+            if (rc != 0) {
+                int e = Native.errno(s.errno);
+                return e == Libc.EAGAIN ? 0 : -e;
+            }
+            return s.cqOut.get(ValueLayout.JAVA_LONG, 0);
+        } catch (Throwable t) {
+            throw Native.rethrow(t);
+        }
+    }
+
+    public static void ackCqEvents(MemorySegment cq, int n) {
+        try {
+            H.ACK_CQ_EVENTS.invokeExact(cq, n);
+        } catch (Throwable t) {
+            throw Native.rethrow(t);
+        }
+    }
+
+    /**
+     * {@code ibv_get_async_event} then at once {@code ibv_ack_async_event} (the event is copied out
+     * first, and acknowledging promptly keeps {@code ibv_destroy_qp}/{@code _cq}/{@code _srq} from
+     * waiting). Returns false when no event is pending; fills {@code out} = {type, element address,
+     * port number}.
+     */
+    public static boolean nextAsyncEvent(MemorySegment ctx, Scratch s, long[] out) {
+        Libibverbs.ensureLoaded();
+        try {
+            int rc = (int) H.GET_ASYNC_EVENT.invokeExact(s.errno, ctx, s.asyncEvent);
+            if (rc != 0) {
+                return false;
+            }
+            out[0] = s.asyncEvent.get(ValueLayout.JAVA_INT, CLayouts.offset(Structs.IBV_ASYNC_EVENT, "event_type"));
+            out[1] = s.asyncEvent.get(ValueLayout.JAVA_LONG, 0);
+            out[2] = s.asyncEvent.get(ValueLayout.JAVA_INT, 0);
+            H.ACK_ASYNC_EVENT.invokeExact(s.asyncEvent);
+            return true;
+        } catch (Throwable t) {
+            throw Native.rethrow(t);
+        }
+    }
+
+    public static String eventTypeStr(int type) {
+        try {
+            return ((MemorySegment) H.EVENT_TYPE_STR.invokeExact(type)).reinterpret(128).getString(0);
+        } catch (Throwable t) {
+            throw Native.rethrow(t);
+        }
+    }
+
+    public static int channelFd(MemorySegment channel) {
+        return channel.get(JAVA_INT, CLayouts.offset(Structs.IBV_COMP_CHANNEL, "fd"));
+    }
+
+    public static int asyncFd(MemorySegment ctx) {
+        return ctx.get(JAVA_INT, CLayouts.offset(Structs.IBV_CONTEXT, "async_fd"));
+    }
+}

@@ -1,0 +1,168 @@
+package dev.rdma4j.internal.ffi;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.StructLayout;
+import java.lang.foreign.SymbolLookup;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
+
+/**
+ * The few libc calls the completion engine needs: epoll, eventfd, fcntl, read/write/close. Each returns
+ * the C result; a negative result is {@code -errno} (captured), so callers see status codes, not exceptions.
+ */
+@SuppressWarnings("restricted")
+public final class Libc {
+    public static final int EPOLLIN = 0x001;
+    public static final int EPOLLERR = 0x008;
+    public static final int EPOLLHUP = 0x010;
+    public static final int EPOLLET = 1 << 31;
+    public static final int EPOLL_CTL_ADD = 1;
+    public static final int EPOLL_CTL_DEL = 2;
+    public static final int EPOLL_CLOEXEC = 0x80000;
+    public static final int EFD_NONBLOCK = 0x800;
+    public static final int EFD_CLOEXEC = 0x80000;
+    public static final int F_GETFL = 3;
+    public static final int F_SETFL = 4;
+    public static final int O_NONBLOCK = 0x800;
+    public static final int EAGAIN = 11;
+    public static final int EINTR = 4;
+
+    /** {@code struct epoll_event}: packed on x86-64, so 12 bytes with {@code data} unaligned. */
+    public static final StructLayout EPOLL_EVENT = CLayouts.struct("struct epoll_event",
+            ValueLayout.JAVA_INT.withName("events"),
+            ValueLayout.JAVA_LONG_UNALIGNED.withName("data"));
+
+    private static final Linker.Option ERRNO = Linker.Option.captureCallState("errno");
+    private static final SymbolLookup C = Native.LINKER.defaultLookup();
+    private static final MethodHandle EPOLL_CREATE1 = h("epoll_create1", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+    private static final MethodHandle EPOLL_CTL = h("epoll_ctl",
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS));
+    private static final MethodHandle EPOLL_WAIT = h("epoll_wait",
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT));
+    private static final MethodHandle EVENTFD = h("eventfd", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
+    private static final MethodHandle FCNTL = Native.LINKER.downcallHandle(C.find("fcntl").orElseThrow(),
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT), ERRNO, Linker.Option.firstVariadicArg(2));
+    private static final MethodHandle READ = h("read", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG));
+    private static final MethodHandle WRITE = h("write", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG));
+    private static final MethodHandle CLOSE = h("close", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+
+    private Libc() {
+    }
+
+    private static MethodHandle h(String name, FunctionDescriptor fd) {
+        return Native.LINKER.downcallHandle(C.find(name).orElseThrow(), fd, ERRNO);
+    }
+
+    /** Per-thread errno capture slot, so calls allocate nothing. */
+    private static final ThreadLocal<MemorySegment> SLOT = ThreadLocal.withInitial(
+            () -> Native.errnoSlot(Arena.global()));
+
+    private static int result(long rc, MemorySegment slot) {
+        return rc < 0 ? -Native.errno(slot) : (int) rc;
+    }
+
+    public static int epollCreate() {
+        MemorySegment s = SLOT.get();
+        try {
+            return result((int) EPOLL_CREATE1.invokeExact(s, EPOLL_CLOEXEC), s);
+        } catch (Throwable t) {
+            throw Native.rethrow(t);
+        }
+    }
+
+    /** epoll_ctl with an event of {@code events} carrying {@code data}; {@code scratch} holds the struct. */
+    public static int epollCtl(int epfd, int op, int fd, int events, long data, MemorySegment scratch) {
+        MemorySegment s = SLOT.get();
+        scratch.set(ValueLayout.JAVA_INT, 0, events);
+        scratch.set(ValueLayout.JAVA_LONG_UNALIGNED, 4, data);
+        try {
+            return result((int) EPOLL_CTL.invokeExact(s, epfd, op, fd, scratch), s);
+        } catch (Throwable t) {
+            throw Native.rethrow(t);
+        }
+    }
+
+    /** Blocks (a platform thread) until events or the timeout (-1: none); returns the count or -errno. */
+    public static int epollWait(int epfd, MemorySegment events, int max, int timeoutMs) {
+        MemorySegment s = SLOT.get();
+        try {
+            return result((int) EPOLL_WAIT.invokeExact(s, epfd, events, max, timeoutMs), s);
+        } catch (Throwable t) {
+            throw Native.rethrow(t);
+        }
+    }
+
+    public static long eventData(MemorySegment events, int i) {
+        return events.get(ValueLayout.JAVA_LONG_UNALIGNED, i * EPOLL_EVENT.byteSize() + 4);
+    }
+
+    public static int eventFlags(MemorySegment events, int i) {
+        return events.get(ValueLayout.JAVA_INT, i * EPOLL_EVENT.byteSize());
+    }
+
+    public static int eventfd() {
+        MemorySegment s = SLOT.get();
+        try {
+            return result((int) EVENTFD.invokeExact(s, 0, EFD_NONBLOCK | EFD_CLOEXEC), s);
+        } catch (Throwable t) {
+            throw Native.rethrow(t);
+        }
+    }
+
+    /** Sets O_NONBLOCK on {@code fd}; 0 or -errno. */
+    public static int setNonBlocking(int fd) {
+        MemorySegment s = SLOT.get();
+        try {
+            int flags = (int) FCNTL.invokeExact(s, fd, F_GETFL, 0);
+            if (flags < 0) {
+                return -Native.errno(s);
+            }
+            return result((int) FCNTL.invokeExact(s, fd, F_SETFL, flags | O_NONBLOCK), s);
+        } catch (Throwable t) {
+            throw Native.rethrow(t);
+        }
+    }
+
+    public static int getFlags(int fd) {
+        MemorySegment s = SLOT.get();
+        try {
+            return result((int) FCNTL.invokeExact(s, fd, F_GETFL, 0), s);
+        } catch (Throwable t) {
+            throw Native.rethrow(t);
+        }
+    }
+
+    public static int read(int fd, MemorySegment buf, long n) {
+        MemorySegment s = SLOT.get();
+        try {
+            return result((long) READ.invokeExact(s, fd, buf, n), s);
+        } catch (Throwable t) {
+            throw Native.rethrow(t);
+        }
+    }
+
+    public static int write(int fd, MemorySegment buf, long n) {
+        MemorySegment s = SLOT.get();
+        try {
+            return result((long) WRITE.invokeExact(s, fd, buf, n), s);
+        } catch (Throwable t) {
+            throw Native.rethrow(t);
+        }
+    }
+
+    public static int close(int fd) {
+        MemorySegment s = SLOT.get();
+        try {
+            return result((int) CLOSE.invokeExact(s, fd), s);
+        } catch (Throwable t) {
+            throw Native.rethrow(t);
+        }
+    }
+}

@@ -1,0 +1,60 @@
+package dev.rdma4j.engine;
+
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.rdma4j.WorkCompletion;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+/**
+ * 100,000 single-message ping-pongs in event mode from several virtual threads: every one must complete
+ * (a lost wake-up would stall a future forever; each wait is bounded, generously, so a stall fails).
+ */
+@Tag("device")
+class LostWakeupStressDeviceTest {
+    private static final int THREADS = 4;
+    private static final int PER_THREAD = 25_000;
+
+    @Test
+    void hundredThousandPingPongsNeverStall() throws Exception {
+        try (EnginePair p = new EnginePair(PollingMode.EVENT, 16)) {
+            ConcurrentHashMap<Long, Boolean> pingsSeen = new ConcurrentHashMap<>();
+            List<Throwable> errors = java.util.Collections.synchronizedList(new ArrayList<>());
+            List<Thread> workers = new ArrayList<>();
+            for (int t = 0; t < THREADS; t++) {
+                int id = t;
+                workers.add(Thread.ofVirtual().name("pinger-" + t).start(() -> {
+                    long slot = id * 64L;
+                    try {
+                        for (int i = 0; i < PER_THREAD; i++) {
+                            CompletableFuture<WorkCompletion> ping = p.b.receiveAsync(p.memB, slot, 8);
+                            CompletableFuture<WorkCompletion> pong = p.a.receiveAsync(p.memA, 4096 + slot, 8);
+                            p.memA.segment().set(JAVA_LONG, 8192 + slot, ((long) id << 32) | i);
+                            p.a.send(p.memA, 8192 + slot, 8);
+                            ping.get(120, TimeUnit.SECONDS);
+                            long got = p.memB.segment().get(JAVA_LONG, slot); // whose ping landed here
+                            if (pingsSeen.put(got, Boolean.TRUE) != null) {
+                                throw new AssertionError("ping " + Long.toHexString(got) + " received twice");
+                            }
+                            p.b.send(p.memB, slot, 8);
+                            pong.get(120, TimeUnit.SECONDS);
+                        }
+                    } catch (Throwable e) {
+                        errors.add(e);
+                    }
+                }));
+            }
+            for (Thread w : workers) {
+                assertThat(w.join(java.time.Duration.ofMinutes(30))).as("ping-pong thread finished").isTrue();
+            }
+            assertThat(errors).isEmpty();
+            assertThat(pingsSeen).hasSize(THREADS * PER_THREAD);
+        }
+    }
+}
