@@ -218,6 +218,20 @@ public final class AsyncQueuePair implements AutoCloseable {
         return postReceive(false, region, offset, length);
     }
 
+    /**
+     * A stream of incoming messages with back-pressure: {@code slots} receives of {@code slotSize}
+     * bytes each, carved from {@code region} at {@code offset}, reposted as the subscriber releases them.
+     *
+     * @param region   receive memory (needs {@code LOCAL_WRITE})
+     * @param offset   where the slots start
+     * @param slotSize bytes per message slot
+     * @param slots    how many receives to keep posted
+     * @return the publisher (posting starts when it is subscribed)
+     */
+    public ReceiveStream receiveStream(MemoryRegion region, long offset, int slotSize, int slots) {
+        return new ReceiveStream(this, region, offset, slotSize, slots);
+    }
+
     // ---------------------------------------------------------------- blocking forms
 
     /**
