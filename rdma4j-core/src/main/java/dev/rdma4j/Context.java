@@ -23,13 +23,18 @@ public final class Context extends NativeResource {
     private final java.util.concurrent.CopyOnWriteArrayList<java.util.function.Consumer<AsyncEvent>> asyncListeners =
             new java.util.concurrent.CopyOnWriteArrayList<>();
 
-    private Context(Device device, MemorySegment handle) throws VerbsException {
+    private final boolean owned;
+
+    private Context(Device device, MemorySegment handle, boolean owned) throws VerbsException {
         super("Context(" + device.name() + ")", null);
         this.device = device;
         this.handle = handle;
+        this.owned = owned;
         int rc = Libc.setNonBlocking(EventVerbs.asyncFd(handle)); // processAsyncEvents must never block
         if (rc < 0) {
-            DeviceVerbs.closeDevice(handle);
+            if (owned) {
+                DeviceVerbs.closeDevice(handle);
+            }
             abandon();
             throw Native.fail("fcntl", -rc, "O_NONBLOCK on the async event fd");
         }
@@ -46,7 +51,13 @@ public final class Context extends NativeResource {
      */
     public static Context open(String deviceName) throws VerbsException {
         Device device = Device.byNameOrDefault(deviceName);
-        return new Context(device, DeviceVerbs.openDevice(device.name()));
+        return new Context(device, DeviceVerbs.openDevice(device.name()), true);
+    }
+
+    /** A context over an ibv_context librdmacm opened (it closes it too): close() frees only rdma4j's side. */
+    static Context borrow(MemorySegment ibvContext) throws VerbsException {
+        MemorySegment ctx = DeviceVerbs.contextSegment(ibvContext);
+        return new Context(Device.byNameOrDefault(DeviceVerbs.deviceName(ctx)), ctx, false);
     }
 
     /**
@@ -319,7 +330,9 @@ public final class Context extends NativeResource {
     @Override
     void destroy() {
         try {
-            DeviceVerbs.closeDevice(handle);
+            if (owned) {
+                DeviceVerbs.closeDevice(handle);
+            }
         } finally {
             arena.close();
         }

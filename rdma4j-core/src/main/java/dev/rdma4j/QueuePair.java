@@ -84,7 +84,21 @@ public final class QueuePair extends NativeResource {
     private final java.util.concurrent.CopyOnWriteArrayList<java.util.function.Consumer<AsyncEvent>> listeners =
             new java.util.concurrent.CopyOnWriteArrayList<>();
 
-    private QueuePair(Builder b) throws VerbsException {
+    private final dev.rdma4j.internal.Access.QpVerbs verbs;
+
+    private static final dev.rdma4j.internal.Access.QpVerbs PLAIN = new dev.rdma4j.internal.Access.QpVerbs() {
+        @Override
+        public MemorySegment create(MemorySegment pd, MemorySegment initAttr) throws VerbsException {
+            return ResourceVerbs.createQp(pd, initAttr);
+        }
+
+        @Override
+        public void destroy(MemorySegment qp) throws VerbsException {
+            ResourceVerbs.destroyQp(qp);
+        }
+    };
+
+    private QueuePair(Builder b, dev.rdma4j.internal.Access.QpVerbs verbs) throws VerbsException {
         super("QueuePair(" + b.type + ")", b.pd);
         this.context = b.pd.context();
         this.pd = b.pd;
@@ -113,7 +127,7 @@ public final class QueuePair extends NativeResource {
                 Codec.put(init, l, "cap.max_inline_data", b.maxInlineData);
                 Codec.put(init, l, "qp_type", type.code());
                 Codec.put(init, l, "sq_sig_all", b.signalAll ? 1 : 0);
-                qp = ResourceVerbs.createQp(pd.handle(), init);
+                qp = verbs.create(pd.handle(), init);
                 // ibv_create_qp writes back what the device actually granted
                 caps = new QpCapabilities((int) Codec.get(init, l, "cap.max_send_wr"),
                         (int) Codec.get(init, l, "cap.max_recv_wr"), (int) Codec.get(init, l, "cap.max_send_sge"),
@@ -128,6 +142,7 @@ public final class QueuePair extends NativeResource {
             abandon();
             throw e;
         }
+        this.verbs = verbs;
         this.handle = qp;
         this.capabilities = caps;
         this.qpNumber = (int) Codec.get(qp, Codec.qp(), "qp_num");
@@ -170,6 +185,11 @@ public final class QueuePair extends NativeResource {
 
     void dispatch(AsyncEvent e) {
         listeners.forEach(l -> l.accept(e));
+    }
+
+    /** rdma_cm moved the QP (connect, accept, disconnect). */
+    void stateChanged(QpState s) {
+        state = s;
     }
 
     /**
@@ -736,7 +756,7 @@ public final class QueuePair extends NativeResource {
         try {
             context.unregister(handle.address());
             withCqsLocked(() -> {
-                ResourceVerbs.destroyQp(handle);
+                verbs.destroy(handle);
                 forgetOutstanding();
                 return null;
             });
@@ -870,7 +890,23 @@ public final class QueuePair extends NativeResource {
             if (maxSendWr < 0 || maxRecvWr < 0 || maxSendSge < 0 || maxRecvSge < 0 || maxInlineData < 0) {
                 throw new IllegalArgumentException("capacities must not be negative");
             }
-            return new QueuePair(this);
+            return build(PLAIN);
+        }
+
+        QueuePair build(dev.rdma4j.internal.Access.QpVerbs verbs) throws VerbsException {
+            if (sendCq == null) {
+                throw new IllegalArgumentException("a queue pair needs a completion queue");
+            }
+            return new QueuePair(this, verbs);
+        }
+
+        /**
+         * The protection domain the queue pair will be created in.
+         *
+         * @return the domain
+         */
+        public ProtectionDomain protectionDomain() {
+            return pd;
         }
     }
 }

@@ -198,18 +198,47 @@ public final class CompletionEngine implements AutoCloseable {
      * @param ctx the context
      */
     public void watchAsyncEvents(Context ctx) {
+        watch(ctx.asyncEventFd(), ctx::processAsyncEvents);
+    }
+
+    /**
+     * Watches any non-blocking fd edge-triggered ({@code EPOLLIN | EPOLLET}): {@code onReadable} runs on the
+     * engine thread once at registration and whenever the fd becomes readable, and must consume
+     * everything pending (read until EAGAIN). rdma_cm event channels and async event fds use this.
+     *
+     * @param fd         a non-blocking file descriptor
+     * @param onReadable the handler; an {@link IllegalStateException} from it (its object was closed)
+     *                   unregisters it
+     */
+    public void watch(int fd, Runnable onReadable) {
         ensureOpen();
-        int fd = ctx.asyncEventFd();
         call(() -> {
             long id = nextSource++;
-            sources.put(id, ctx);
+            sources.put(id, new Watched(fd, onReadable));
             int rc = Libc.epollCtl(epfd, Libc.EPOLL_CTL_ADD, fd, Libc.EPOLLIN | Libc.EPOLLET, id, epollScratch);
             if (rc < 0) {
                 sources.remove(id);
-                throw new IllegalStateException(Native.fail("epoll_ctl", -rc, "async fd").getMessage());
+                throw new IllegalStateException(Native.fail("epoll_ctl", -rc, "fd " + fd).getMessage());
             }
-            ctx.processAsyncEvents(); // edge-triggered: take what is already pending
+            runWatched(id, onReadable); // edge-triggered: take what is already pending
         });
+    }
+
+    /** A watched fd and its handler. */
+    private record Watched(int fd, Runnable onReadable) {
+    }
+
+    private void runWatched(long id, Runnable r) {
+        try {
+            r.run();
+        } catch (IllegalStateException closed) {
+            Object w = sources.remove(id);
+            if (w instanceof Watched watched) {
+                Libc.epollCtl(epfd, Libc.EPOLL_CTL_DEL, watched.fd(), 0, 0, epollScratch);
+            }
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "fd handler failed", e);
+        }
     }
 
     private synchronized CompletionChannel channelFor(Context ctx) throws VerbsException {
@@ -362,12 +391,8 @@ public final class CompletionEngine implements AutoCloseable {
             Object src = sources.get(id);
             if (src instanceof CompletionChannel ch) {
                 takeChannelEvents(ch);
-            } else if (src instanceof Context ctx) {
-                try {
-                    ctx.processAsyncEvents();
-                } catch (IllegalStateException closed) {
-                    sources.remove(id);
-                }
+            } else if (src instanceof Watched w) {
+                runWatched(id, w.onReadable());
             }
         }
     }

@@ -168,6 +168,24 @@ public final class DeviceVerbs {
         }
     }
 
+    /** A raw ibv_context pointer as a segment spanning the struct. */
+    public static MemorySegment contextSegment(MemorySegment ptr) {
+        return ptr.reinterpret(IBV_CONTEXT.byteSize());
+    }
+
+    /** The device name of an open context ({@code ibv_get_device_name(context->device)}). */
+    public static String deviceName(MemorySegment ctx) {
+        h();
+        try {
+            MemorySegment dev = ctx.get(ADDRESS, CLayouts.offset(IBV_CONTEXT, "device"));
+            return ((MemorySegment) H.GET_DEVICE_NAME.invokeExact(dev)).reinterpret(64).getString(0);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw Native.rethrow(t);
+        }
+    }
+
     public static int numCompVectors(MemorySegment ctx) {
         return i32(ctx, IBV_CONTEXT, "num_comp_vectors");
     }

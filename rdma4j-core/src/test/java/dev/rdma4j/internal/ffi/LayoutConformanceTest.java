@@ -29,9 +29,16 @@ class LayoutConformanceTest {
         List<Member> members = new ArrayList<>();
         List<MemoryLayout> layouts = new ArrayList<>(Structs.all());
         layouts.add(Libc.EPOLL_EVENT);
+        layouts.add(RdmaCm.RDMA_EVENT_CHANNEL);
+        layouts.add(RdmaCm.RDMA_CM_ID_PREFIX);
+        layouts.add(RdmaCm.RDMA_CONN_PARAM);
+        layouts.add(RdmaCm.RDMA_CM_EVENT_PREFIX);
         for (MemoryLayout layout : layouts) {
-            String type = layout.name().orElseThrow();
-            members.add(new Member(type, "", 0, layout.byteSize()));
+            String name = layout.name().orElseThrow();
+            String type = name.replace(" (prefix)", "");
+            if (!name.endsWith("(prefix)")) { // a prefix describes only the leading members it names
+                members.add(new Member(type, "", 0, layout.byteSize()));
+            }
             collect(type, (GroupLayout) layout, "", 0, members);
         }
         StringBuilder c = new StringBuilder("""
@@ -39,6 +46,7 @@ class LayoutConformanceTest {
                 #include <stddef.h>
                 #include <sys/epoll.h>
                 #include <infiniband/verbs.h>
+                #include <rdma/rdma_cma.h>
                 int main(void) {
                 """);
         for (Member m : members) {
@@ -75,7 +83,14 @@ class LayoutConformanceTest {
             java.put("const|" + constant[0], constant[1] + "|0");
         }
         assertThat(members).hasSizeGreaterThan(100);
-        assertThat(java).as("Java layouts (offset|size) vs gcc").containsExactlyEntriesOf(gcc);
+        List<String> mismatches = new ArrayList<>();
+        java.forEach((k, v) -> {
+            if (!v.equals(gcc.get(k))) {
+                mismatches.add(k + ": java " + v + ", gcc " + gcc.get(k));
+            }
+        });
+        assertThat(mismatches).as("members whose (offset|size) differ from gcc's").isEmpty();
+        assertThat(java.keySet()).containsExactlyInAnyOrderElementsOf(gcc.keySet());
     }
 
     private static void collect(String type, GroupLayout group, String prefix, long base, List<Member> out) {
@@ -90,7 +105,10 @@ class LayoutConformanceTest {
                     continue;
                 }
                 String path = prefix + name;
-                out.add(new Member(type, path, base + at, m.byteSize()));
+                boolean partial = m instanceof GroupLayout g && g.name().orElse("").endsWith("(prefix)");
+                if (!partial) { // a partially described nested struct/union has no comparable size
+                    out.add(new Member(type, path, base + at, m.byteSize()));
+                }
                 if (m instanceof GroupLayout nested) {
                     collect(type, nested, path + ".", base + at, out);
                 }

@@ -1,0 +1,34 @@
+package dev.rdma4j;
+
+import dev.rdma4j.internal.Access;
+import java.lang.foreign.MemorySegment;
+
+/** dev.rdma4j's side of {@link Access}. */
+final class AccessImpl implements Access {
+    static {
+        Access.Holder.set(new AccessImpl());
+    }
+
+    private AccessImpl() {
+    }
+
+    @Override
+    public Context borrowContext(MemorySegment ibvContext) throws VerbsException {
+        return Context.borrow(ibvContext);
+    }
+
+    @Override
+    public MemorySegment handle(ProtectionDomain pd) {
+        return pd.handle();
+    }
+
+    @Override
+    public QueuePair createQueuePair(QueuePair.Builder builder, QpVerbs verbs) throws VerbsException {
+        return builder.build(verbs);
+    }
+
+    @Override
+    public void stateChanged(QueuePair qp, QpState state) {
+        qp.stateChanged(state);
+    }
+}

@@ -1,0 +1,343 @@
+package dev.rdma4j.internal.ffi;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+
+import dev.rdma4j.RdmaUnavailableException;
+import dev.rdma4j.VerbsException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.MemoryLayout;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.StructLayout;
+import java.lang.foreign.SymbolLookup;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
+import java.net.Inet4Address;
+import java.net.Inet6Address;
+import java.net.InetSocketAddress;
+
+/** librdmacm ({@code librdmacm.so.1}): event channel, cm ids, address/route resolution, connect/accept. */
+@SuppressWarnings("restricted")
+public final class RdmaCm {
+    public static final String LIBRARY = "librdmacm.so.1";
+    public static final int RDMA_PS_TCP = 0x0106;
+
+    public static final StructLayout RDMA_EVENT_CHANNEL = CLayouts.struct("struct rdma_event_channel",
+            JAVA_INT.withName("fd"));
+
+    /** The members of {@code struct rdma_cm_id} rdma4j reads; the rest of the struct is not described. */
+    public static final StructLayout RDMA_CM_ID_PREFIX = CLayouts.struct("struct rdma_cm_id (prefix)",
+            ADDRESS.withName("verbs"),
+            ADDRESS.withName("channel"),
+            ADDRESS.withName("context"),
+            ADDRESS.withName("qp"));
+
+    public static final StructLayout RDMA_CONN_PARAM = CLayouts.struct("struct rdma_conn_param",
+            ADDRESS.withName("private_data"),
+            JAVA_BYTE.withName("private_data_len"),
+            JAVA_BYTE.withName("responder_resources"),
+            JAVA_BYTE.withName("initiator_depth"),
+            JAVA_BYTE.withName("flow_control"),
+            JAVA_BYTE.withName("retry_count"),
+            JAVA_BYTE.withName("rnr_retry_count"),
+            JAVA_BYTE.withName("srq"),
+            JAVA_INT.withName("qp_num"));
+
+    /** {@code struct rdma_cm_event} up to {@code param.conn} (the UD member of the union is not used). */
+    public static final StructLayout RDMA_CM_EVENT_PREFIX = CLayouts.struct("struct rdma_cm_event (prefix)",
+            ADDRESS.withName("id"),
+            ADDRESS.withName("listen_id"),
+            JAVA_INT.withName("event"),
+            JAVA_INT.withName("status"),
+            CLayouts.struct("union param (prefix)", RDMA_CONN_PARAM.withName("conn")).withName("param"));
+
+    private RdmaCm() {
+    }
+
+    private static final class Holder {
+        static final SymbolLookup LOOKUP;
+        static final Throwable CAUSE;
+
+        static {
+            SymbolLookup l = null;
+            Throwable c = null;
+            try {
+                Libibverbs.ensureLoaded();
+                l = SymbolLookup.libraryLookup(LIBRARY, Arena.global());
+            } catch (IllegalArgumentException | RdmaUnavailableException e) {
+                c = e;
+            }
+            LOOKUP = l;
+            CAUSE = c;
+        }
+    }
+
+    private static SymbolLookup lib() {
+        if (Holder.CAUSE != null) {
+            throw new RdmaUnavailableException("rdma_cm is unavailable: cannot load " + LIBRARY
+                    + " (rdma-core's librdmacm; on Debian/Ubuntu: apt-get install librdmacm1): "
+                    + Holder.CAUSE.getMessage(), Holder.CAUSE);
+        }
+        return Holder.LOOKUP;
+    }
+
+    private static final class H {
+        static final SymbolLookup L = lib();
+        static final MethodHandle CREATE_EVENT_CHANNEL = d("rdma_create_event_channel", FunctionDescriptor.of(ADDRESS));
+        static final MethodHandle DESTROY_EVENT_CHANNEL = Native.downcall(L, "rdma_destroy_event_channel",
+                FunctionDescriptor.ofVoid(ADDRESS), false);
+        static final MethodHandle CREATE_ID = d("rdma_create_id",
+                FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS, JAVA_INT));
+        static final MethodHandle DESTROY_ID = d("rdma_destroy_id", FunctionDescriptor.of(JAVA_INT, ADDRESS));
+        static final MethodHandle BIND_ADDR = d("rdma_bind_addr", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
+        static final MethodHandle LISTEN = d("rdma_listen", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
+        static final MethodHandle RESOLVE_ADDR = d("rdma_resolve_addr",
+                FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS, JAVA_INT));
+        static final MethodHandle RESOLVE_ROUTE = d("rdma_resolve_route",
+                FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
+        static final MethodHandle CREATE_QP = d("rdma_create_qp",
+                FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS));
+        static final MethodHandle DESTROY_QP = Native.downcall(L, "rdma_destroy_qp",
+                FunctionDescriptor.ofVoid(ADDRESS), false);
+        static final MethodHandle CONNECT = d("rdma_connect", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
+        static final MethodHandle ACCEPT = d("rdma_accept", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
+        static final MethodHandle REJECT = d("rdma_reject",
+                FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_BYTE));
+        static final MethodHandle DISCONNECT = d("rdma_disconnect", FunctionDescriptor.of(JAVA_INT, ADDRESS));
+        static final MethodHandle GET_CM_EVENT = d("rdma_get_cm_event",
+                FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
+        static final MethodHandle ACK_CM_EVENT = d("rdma_ack_cm_event", FunctionDescriptor.of(JAVA_INT, ADDRESS));
+        static final MethodHandle EVENT_STR = Native.downcall(L, "rdma_event_str",
+                FunctionDescriptor.of(ADDRESS, JAVA_INT), false);
+
+        private static MethodHandle d(String name, FunctionDescriptor fd) {
+            return Native.downcall(L, name, fd, true);
+        }
+    }
+
+    @FunctionalInterface
+    private interface Call {
+        int call(MemorySegment errno) throws Throwable;
+    }
+
+    private static void check(String verb, String detail, Call c) throws VerbsException {
+        lib();
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment errno = Native.errnoSlot(a);
+            int rc = c.call(errno);
+            if (rc != 0) {
+                throw Native.fail(verb, Native.errorCode(rc, Native.errno(errno)), detail);
+            }
+        } catch (VerbsException | RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw Native.rethrow(t);
+        }
+    }
+
+    /** rdma_create_event_channel, with its fd made non-blocking. */
+    public static MemorySegment createEventChannel() throws VerbsException {
+        lib();
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment errno = Native.errnoSlot(a);
+            MemorySegment ch = ((MemorySegment) H.CREATE_EVENT_CHANNEL.invokeExact(errno))
+                    .reinterpret(RDMA_EVENT_CHANNEL.byteSize());
+            if (ch.address() == 0) {
+                throw Native.fail("rdma_create_event_channel", Native.errno(errno), null);
+            }
+            int rc = Libc.setNonBlocking(channelFd(ch));
+            if (rc < 0) {
+                H.DESTROY_EVENT_CHANNEL.invokeExact(ch);
+                throw Native.fail("fcntl", -rc, "O_NONBLOCK on the rdma_cm event channel");
+            }
+            return ch;
+        } catch (VerbsException | RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw Native.rethrow(t);
+        }
+    }
+
+    public static int channelFd(MemorySegment ch) {
+        return ch.get(JAVA_INT, 0);
+    }
+
+    public static void destroyEventChannel(MemorySegment ch) {
+        try {
+            H.DESTROY_EVENT_CHANNEL.invokeExact(ch);
+        } catch (Throwable t) {
+            throw Native.rethrow(t);
+        }
+    }
+
+    public static MemorySegment createId(MemorySegment ch) throws VerbsException {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment out = a.allocate(ADDRESS);
+            check("rdma_create_id", null,
+                    e -> (int) H.CREATE_ID.invokeExact(e, ch, out, MemorySegment.NULL, RDMA_PS_TCP));
+            return idSegment(out.get(ADDRESS, 0));
+        }
+    }
+
+    public static MemorySegment idSegment(MemorySegment id) {
+        return id.reinterpret(RDMA_CM_ID_PREFIX.byteSize());
+    }
+
+    public static void destroyId(MemorySegment id) throws VerbsException {
+        check("rdma_destroy_id", null, e -> (int) H.DESTROY_ID.invokeExact(e, id));
+    }
+
+    public static void bindAddr(MemorySegment id, InetSocketAddress addr) throws VerbsException {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment sa = sockaddr(a, addr);
+            check("rdma_bind_addr", addr.toString(), e -> (int) H.BIND_ADDR.invokeExact(e, id, sa));
+        }
+    }
+
+    public static void listen(MemorySegment id, int backlog) throws VerbsException {
+        check("rdma_listen", null, e -> (int) H.LISTEN.invokeExact(e, id, backlog));
+    }
+
+    public static void resolveAddr(MemorySegment id, InetSocketAddress dst, int timeoutMs) throws VerbsException {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment sa = sockaddr(a, dst);
+            check("rdma_resolve_addr", dst.toString(),
+                    e -> (int) H.RESOLVE_ADDR.invokeExact(e, id, MemorySegment.NULL, sa, timeoutMs));
+        }
+    }
+
+    public static void resolveRoute(MemorySegment id, int timeoutMs) throws VerbsException {
+        check("rdma_resolve_route", null, e -> (int) H.RESOLVE_ROUTE.invokeExact(e, id, timeoutMs));
+    }
+
+    public static MemorySegment createQp(MemorySegment id, MemorySegment pd, MemorySegment initAttr)
+            throws VerbsException {
+        check("rdma_create_qp", null, e -> (int) H.CREATE_QP.invokeExact(e, id, pd, initAttr));
+        return id.get(ADDRESS, CLayouts.offset(RDMA_CM_ID_PREFIX, "qp")).reinterpret(Structs.IBV_QP.byteSize());
+    }
+
+    public static void destroyQp(MemorySegment id) {
+        try {
+            H.DESTROY_QP.invokeExact(id);
+        } catch (Throwable t) {
+            throw Native.rethrow(t);
+        }
+    }
+
+    public static MemorySegment verbs(MemorySegment id) {
+        return id.get(ADDRESS, CLayouts.offset(RDMA_CM_ID_PREFIX, "verbs"));
+    }
+
+    /** Fills a {@code struct rdma_conn_param} (private data copied into {@code arena}). */
+    public static MemorySegment connParam(Arena arena, byte[] privateData, int responderResources,
+            int initiatorDepth, int retryCount, int rnrRetryCount) {
+        MemorySegment p = arena.allocate(RDMA_CONN_PARAM);
+        MemoryLayout l = RDMA_CONN_PARAM;
+        if (privateData != null && privateData.length > 0) {
+            MemorySegment pd = arena.allocate(privateData.length);
+            MemorySegment.copy(privateData, 0, pd, JAVA_BYTE, 0, privateData.length);
+            p.set(ADDRESS, CLayouts.offset(l, "private_data"), pd);
+            p.set(JAVA_BYTE, CLayouts.offset(l, "private_data_len"), (byte) privateData.length);
+        }
+        p.set(JAVA_BYTE, CLayouts.offset(l, "responder_resources"), (byte) responderResources);
+        p.set(JAVA_BYTE, CLayouts.offset(l, "initiator_depth"), (byte) initiatorDepth);
+        p.set(JAVA_BYTE, CLayouts.offset(l, "retry_count"), (byte) retryCount);
+        p.set(JAVA_BYTE, CLayouts.offset(l, "rnr_retry_count"), (byte) rnrRetryCount);
+        return p;
+    }
+
+    public static void connect(MemorySegment id, MemorySegment param) throws VerbsException {
+        check("rdma_connect", null, e -> (int) H.CONNECT.invokeExact(e, id, param));
+    }
+
+    public static void accept(MemorySegment id, MemorySegment param) throws VerbsException {
+        check("rdma_accept", null, e -> (int) H.ACCEPT.invokeExact(e, id, param));
+    }
+
+    public static void reject(MemorySegment id, byte[] privateData) throws VerbsException {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment pd = MemorySegment.NULL;
+            if (privateData != null && privateData.length > 0) {
+                pd = a.allocate(privateData.length);
+                MemorySegment.copy(privateData, 0, pd, JAVA_BYTE, 0, privateData.length);
+            }
+            MemorySegment data = pd;
+            byte len = (byte) (privateData == null ? 0 : privateData.length);
+            check("rdma_reject", null, e -> (int) H.REJECT.invokeExact(e, id, data, len));
+        }
+    }
+
+    public static void disconnect(MemorySegment id) throws VerbsException {
+        check("rdma_disconnect", null, e -> (int) H.DISCONNECT.invokeExact(e, id));
+    }
+
+    /** One CM event, copied out of librdmacm's struct before it is acknowledged. */
+    public record Event(long id, long listenId, int type, int status, byte[] privateData) {
+    }
+
+    /** rdma_get_cm_event + copy + rdma_ack_cm_event; null when none is pending (EAGAIN). */
+    public static Event nextEvent(MemorySegment ch) throws VerbsException {
+        lib();
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment errno = Native.errnoSlot(a);
+            MemorySegment out = a.allocate(ADDRESS);
+            int rc = (int) H.GET_CM_EVENT.invokeExact(errno, ch, out);
+            if (rc != 0) {
+                int e = Native.errno(errno);
+                if (e == Libc.EAGAIN) {
+                    return null;
+                }
+                throw Native.fail("rdma_get_cm_event", e, null);
+            }
+            MemorySegment ev = out.get(ADDRESS, 0).reinterpret(RDMA_CM_EVENT_PREFIX.byteSize());
+            MemoryLayout l = RDMA_CM_EVENT_PREFIX;
+            int len = Byte.toUnsignedInt(ev.get(JAVA_BYTE, CLayouts.offset(l, "param", "conn", "private_data_len")));
+            MemorySegment data = ev.get(ADDRESS, CLayouts.offset(l, "param", "conn", "private_data"));
+            byte[] pdata = len == 0 || data.address() == 0 ? new byte[0]
+                    : data.reinterpret(len).toArray(JAVA_BYTE);
+            Event e = new Event(ev.get(ValueLayout.JAVA_LONG, CLayouts.offset(l, "id")),
+                    ev.get(ValueLayout.JAVA_LONG, CLayouts.offset(l, "listen_id")),
+                    ev.get(JAVA_INT, CLayouts.offset(l, "event")), ev.get(JAVA_INT, CLayouts.offset(l, "status")), pdata);
+            int ack = (int) H.ACK_CM_EVENT.invokeExact(errno, ev);
+            if (ack != 0) {
+                throw Native.fail("rdma_ack_cm_event", Native.errorCode(ack, Native.errno(errno)), null);
+            }
+            return e;
+        } catch (VerbsException | RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw Native.rethrow(t);
+        }
+    }
+
+    public static String eventStr(int type) {
+        try {
+            return ((MemorySegment) H.EVENT_STR.invokeExact(type)).reinterpret(64).getString(0);
+        } catch (Throwable t) {
+            throw Native.rethrow(t);
+        }
+    }
+
+    /** A {@code struct sockaddr_in} or {@code sockaddr_in6} for {@code addr}. */
+    static MemorySegment sockaddr(Arena a, InetSocketAddress addr) {
+        if (addr.isUnresolved()) {
+            throw new IllegalArgumentException("unresolved address: " + addr);
+        }
+        if (addr.getAddress() instanceof Inet4Address v4) {
+            MemorySegment sa = a.allocate(16, 4);
+            sa.set(ValueLayout.JAVA_SHORT, 0, (short) 2); // AF_INET
+            sa.set(ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(java.nio.ByteOrder.BIG_ENDIAN), 2, (short) addr.getPort());
+            MemorySegment.copy(v4.getAddress(), 0, sa, JAVA_BYTE, 4, 4);
+            return sa;
+        }
+        Inet6Address v6 = (Inet6Address) addr.getAddress();
+        MemorySegment sa = a.allocate(28, 4);
+        sa.set(ValueLayout.JAVA_SHORT, 0, (short) 10); // AF_INET6
+        sa.set(ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(java.nio.ByteOrder.BIG_ENDIAN), 2, (short) addr.getPort());
+        MemorySegment.copy(v6.getAddress(), 0, sa, JAVA_BYTE, 8, 16);
+        sa.set(JAVA_INT, 24, v6.getScopeId());
+        return sa;
+    }
+}
