@@ -51,7 +51,7 @@ public final class RdmaCm {
             ADDRESS.withName("listen_id"),
             JAVA_INT.withName("event"),
             JAVA_INT.withName("status"),
-            CLayouts.struct("union param (prefix)", RDMA_CONN_PARAM.withName("conn")).withName("param"));
+            CLayouts.struct("union param", RDMA_CONN_PARAM.withName("conn")).withName("param (prefix)"));
 
     private RdmaCm() {
     }
@@ -293,8 +293,8 @@ public final class RdmaCm {
             }
             MemorySegment ev = out.get(ADDRESS, 0).reinterpret(RDMA_CM_EVENT_PREFIX.byteSize());
             MemoryLayout l = RDMA_CM_EVENT_PREFIX;
-            int len = Byte.toUnsignedInt(ev.get(JAVA_BYTE, CLayouts.offset(l, "param", "conn", "private_data_len")));
-            MemorySegment data = ev.get(ADDRESS, CLayouts.offset(l, "param", "conn", "private_data"));
+            int len = Byte.toUnsignedInt(ev.get(JAVA_BYTE, CLayouts.offset(l, "param (prefix)", "conn", "private_data_len")));
+            MemorySegment data = ev.get(ADDRESS, CLayouts.offset(l, "param (prefix)", "conn", "private_data"));
             byte[] pdata = len == 0 || data.address() == 0 ? new byte[0]
                     : data.reinterpret(len).toArray(JAVA_BYTE);
             Event e = new Event(ev.get(ValueLayout.JAVA_LONG, CLayouts.offset(l, "id")),
