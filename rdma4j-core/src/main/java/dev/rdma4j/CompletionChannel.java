@@ -22,7 +22,6 @@ public final class CompletionChannel extends NativeResource {
     private final Arena arena = Arena.ofShared();
     private final EventVerbs.Scratch scratch = new EventVerbs.Scratch(arena);
     private final CopyOnWriteArrayList<CompletionQueue> queues = new CopyOnWriteArrayList<>();
-    private volatile boolean closeWhenIdle;
 
     CompletionChannel(Context context) throws VerbsException {
         super("CompletionChannel(" + context.device().name() + ")", context);
@@ -102,22 +101,8 @@ public final class CompletionChannel extends NativeResource {
         queues.add(cq);
     }
 
-    /** Called by a closing CQ after it released the channel: closes the channel if it was asked to. */
     void detach(CompletionQueue cq) {
         queues.remove(cq);
-        if (closeWhenIdle && queues.isEmpty()) {
-            close();
-        }
-    }
-
-    /**
-     * Closes the channel now if no CQ reports to it, or else as soon as the last one is closed.
-     */
-    public void closeWhenIdle() {
-        closeWhenIdle = true;
-        if (queues.isEmpty()) {
-            close();
-        }
     }
 
     MemorySegment handle() {

@@ -221,8 +221,8 @@ public final class CompletionQueue extends NativeResource {
             throw new IllegalStateException(e.getMessage(), e);
         } finally {
             if (channel != null) {
-                channel.release(true);
                 channel.detach(this);
+                channel.release(true);
             }
         }
     }

@@ -19,6 +19,7 @@ abstract class NativeResource implements AutoCloseable {
     private final NativeResource parent;
     private final Leak leak;
     private final AtomicInteger children = new AtomicInteger();
+    private volatile boolean closeWhenIdle;
 
     /** Shared with the cleaner, which must not reach the resource itself. */
     private static final class Leak implements Runnable {
@@ -77,10 +78,31 @@ abstract class NativeResource implements AutoCloseable {
 
     /** Ends a call in progress, or a child's life. */
     final void release(boolean child) {
-        if (child) {
-            children.decrementAndGet();
-        }
+        int kids = child ? children.decrementAndGet() : -1;
         leak.users.decrementAndGet();
+        if (kids == 0 && closeWhenIdle) {
+            closeIfIdle();
+        }
+    }
+
+    /**
+     * Closes now if nothing depends on this object any more, or else as soon as the last object
+     * created from it (or the last posted work request using it) is gone. For owners that cannot know
+     * when their users are done, e.g. an engine's completion channels or an rdma_cm channel's contexts.
+     */
+    public final void closeWhenIdle() {
+        closeWhenIdle = true;
+        closeIfIdle();
+    }
+
+    private void closeIfIdle() {
+        if (children.get() == 0) {
+            try {
+                close();
+            } catch (IllegalStateException raced) {
+                // a new child appeared meanwhile: its release will try again
+            }
+        }
     }
 
     /** @throws IllegalStateException if closed */

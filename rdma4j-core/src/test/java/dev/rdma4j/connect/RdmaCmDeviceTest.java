@@ -1,0 +1,165 @@
+package dev.rdma4j.connect;
+
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.rdma4j.AccessFlag;
+import dev.rdma4j.CompletionQueue;
+import dev.rdma4j.Context;
+import dev.rdma4j.MemoryRegion;
+import dev.rdma4j.ProtectionDomain;
+import dev.rdma4j.QpState;
+import dev.rdma4j.QpType;
+import dev.rdma4j.QueuePair;
+import dev.rdma4j.TestDevice;
+import dev.rdma4j.VerbsException;
+import dev.rdma4j.WorkCompletion;
+import dev.rdma4j.engine.AsyncQueuePair;
+import dev.rdma4j.engine.CompletionEngine;
+import dev.rdma4j.engine.PollingMode;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+/** rdma_cm on the device: connect/accept/reject with private data, data over the connection, disconnect. */
+@Tag("device")
+class RdmaCmDeviceTest {
+    private static final long T = 120;
+
+    /** PDs, CQs and regions the setups allocate, closed after the connections. */
+    private final List<AutoCloseable> resources = new ArrayList<>();
+
+    private ConnectionSetup setup(CompletionEngine engine) {
+        return ctx -> {
+            ProtectionDomain pd = ctx.allocateProtectionDomain();
+            CompletionQueue cq = engine.createCompletionQueue(ctx, 16);
+            synchronized (resources) {
+                resources.add(0, pd);
+                resources.add(0, cq);
+            }
+            return QueuePair.builder(pd, QpType.RC).completionQueue(cq).capacity(8, 8);
+        };
+    }
+
+    private static InetAddress deviceAddress() throws VerbsException {
+        try (Context ctx = TestDevice.device().open()) {
+            return ctx.bestRoceGid(1).gid().ipv4().orElseThrow(() -> new AssertionError("no IPv4 GID on the device"));
+        }
+    }
+
+    private static byte[] bytes(String s) {
+        return s.getBytes(StandardCharsets.US_ASCII);
+    }
+
+    private static String text(byte[] padded, int n) {
+        return new String(Arrays.copyOf(padded, n), StandardCharsets.US_ASCII);
+    }
+
+    @Test
+    void connectAcceptExchangeDataAndDisconnect() throws Exception {
+        InetSocketAddress addr = new InetSocketAddress(deviceAddress(), 20_000 + ThreadLocalRandom.current().nextInt(20_000));
+        try (CompletionEngine engine = CompletionEngine.builder().mode(PollingMode.EVENT).build();
+                CmEventChannel channel = CmEventChannel.create(engine)) {
+            try (CmListener listener = CmListener.listen(channel, addr, 4)) {
+                CompletableFuture<CmConnectionRequest> request = listener.nextRequest();
+                CompletableFuture<CmConnection> client = CmConnection.connect(channel, addr, setup(engine),
+                        bytes("hello from the client"), Duration.ofSeconds(30));
+                CmConnectionRequest r = request.get(T, TimeUnit.SECONDS);
+                assertThat(text(r.privateData(), 21)).isEqualTo("hello from the client");
+                CmConnection server = r.accept(setup(engine), bytes("welcome")).get(T, TimeUnit.SECONDS);
+                CmConnection c = client.get(T, TimeUnit.SECONDS);
+                try (server; c) {
+                    assertThat(text(c.peerPrivateData(), 7)).isEqualTo("welcome");
+                    assertThat(c.queuePair().query().state()).isEqualTo(QpState.RTS);
+                    assertThat(server.queuePair().query().state()).isEqualTo(QpState.RTS);
+                    assertThat(c.queuePair().query().destQpNumber()).isEqualTo(server.queuePair().qpNumber());
+
+                    AsyncQueuePair cq = engine.wrap(c.queuePair());
+                    AsyncQueuePair sq = engine.wrap(server.queuePair());
+                    try (MemoryRegion cm = c.queuePair().protectionDomain().allocate(4096, AccessFlag.LOCAL_WRITE);
+                            MemoryRegion sm = server.queuePair().protectionDomain().allocate(4096,
+                                    AccessFlag.LOCAL_WRITE)) {
+                        CompletableFuture<WorkCompletion> recv = sq.receiveAsync(sm, 0, 4096);
+                        MemorySegmentText.put(cm, "over the rdma_cm connection");
+                        cq.send(cm, 0, 27);
+                        assertThat(recv.get(T, TimeUnit.SECONDS).byteLength()).isEqualTo(27);
+                        assertThat(MemorySegmentText.get(sm, 27)).isEqualTo("over the rdma_cm connection");
+
+                        c.disconnect();
+                        server.disconnected().get(T, TimeUnit.SECONDS);
+                        c.disconnected().get(T, TimeUnit.SECONDS);
+                        assertThat(c.queuePair().query().state()).isEqualTo(QpState.ERROR);
+                        assertThat(server.queuePair().query().state()).isEqualTo(QpState.ERROR);
+                        cq.close();
+                        sq.close();
+                    }
+                }
+            } finally {
+                closeResources();
+            }
+        }
+    }
+
+    @Test
+    void rejectCarriesPrivateDataAndNoListenerIsAnError() throws Exception {
+        InetAddress ip = deviceAddress();
+        InetSocketAddress addr = new InetSocketAddress(ip, 20_000 + ThreadLocalRandom.current().nextInt(20_000));
+        try (CompletionEngine engine = CompletionEngine.builder().mode(PollingMode.EVENT).build();
+                CmEventChannel channel = CmEventChannel.create(engine)) {
+            try (CmListener listener = CmListener.listen(channel, addr, 4)) {
+                CompletableFuture<CmConnectionRequest> request = listener.nextRequest();
+                CompletableFuture<CmConnection> client = CmConnection.connect(channel, addr, setup(engine),
+                        bytes("let me in"), Duration.ofSeconds(30));
+                request.get(T, TimeUnit.SECONDS).reject(bytes("go away"));
+                assertThatThrownBy(() -> client.get(T, TimeUnit.SECONDS)).isInstanceOf(ExecutionException.class)
+                        .cause().isInstanceOfSatisfying(CmException.class, e -> {
+                            assertThat(e.event()).isEqualTo(CmEventType.REJECTED);
+                            assertThat(text(e.privateData(), 7)).isEqualTo("go away");
+                        });
+            }
+            InetSocketAddress nobody = new InetSocketAddress(ip, addr.getPort() + 1);
+            CompletableFuture<CmConnection> none = CmConnection.connect(channel, nobody, setup(engine), new byte[0],
+                    Duration.ofSeconds(30));
+            assertThatThrownBy(() -> none.get(T, TimeUnit.SECONDS)).cause().isInstanceOfSatisfying(CmException.class,
+                    e -> assertThat(e.event()).isIn(CmEventType.REJECTED, CmEventType.UNREACHABLE));
+            assertThatThrownBy(() -> CmConnection.connect(channel, nobody, setup(engine), new byte[57],
+                    Duration.ofSeconds(1)).get()).cause().isInstanceOf(IllegalArgumentException.class);
+            closeResources(); // before the channel closes the device contexts they live on
+        }
+    }
+
+    private void closeResources() throws Exception {
+        synchronized (resources) {
+            for (AutoCloseable r : resources) {
+                r.close();
+            }
+            resources.clear();
+        }
+    }
+
+    /** ASCII in and out of a region. */
+    static final class MemorySegmentText {
+        private MemorySegmentText() {
+        }
+
+        static void put(MemoryRegion r, String s) {
+            byte[] b = bytes(s);
+            java.lang.foreign.MemorySegment.copy(b, 0, r.segment(), JAVA_BYTE, 0, b.length);
+        }
+
+        static String get(MemoryRegion r, int n) {
+            return new String(r.segment().asSlice(0, n).toArray(JAVA_BYTE), StandardCharsets.US_ASCII);
+        }
+    }
+}
