@@ -63,6 +63,12 @@ final class DemoCommand implements Callable<Integer> {
             if (!new DataPathTour(ctx, port, out).run()) {
                 return 1;
             }
+            java.util.Optional<java.net.Inet4Address> ip = best.gid().ipv4();
+            if (ip.isEmpty()) {
+                out.println("   (no IPv4 address on this port: the rdma_cm part needs one)");
+            } else if (!new AsyncTour(ip.get(), out).run()) {
+                return 1;
+            }
         }
         step("Done", "every handle closed; closing twice is harmless, using a closed one throws IllegalStateException");
         return 0;

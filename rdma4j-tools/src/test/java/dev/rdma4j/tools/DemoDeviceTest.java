@@ -27,10 +27,11 @@ class DemoDeviceTest {
         saved.print(out);
         assertThat(rc).isZero();
         assertThat(out).contains("state ACTIVE").contains("alice: RTS").doesNotContain("MISMATCH");
-        assertThat(out.lines().filter(l -> l.trim().startsWith("verified:")).count()).isEqualTo(7);
+        assertThat(out.lines().filter(l -> l.trim().startsWith("verified:")).count()).isEqualTo(12);
         for (String op : new String[] {"bob received 34 bytes", "equal alice's pattern", "RDMA_READ",
             "RECV_RDMA_WITH_IMM, immediate 0xbadcafe", "fetch-and-add 2: alice got the old value 40",
-            "compare-and-swap 42 -> 100: old value 42"}) {
+            "compare-and-swap 42 -> 100: old value 42", "private data \"alice wants to talk\"",
+            "8 RDMA writes in flight at once", "counter now 7", "his queue pair is now ERROR"}) {
             assertThat(out).contains(op);
         }
     }
