@@ -12,5 +12,5 @@ package dev.rdma4j;
  * @param text            {@code ibv_event_type_str}
  */
 public record AsyncEvent(AsyncEventType type, QueuePair queuePair, CompletionQueue completionQueue,
-        Object sharedReceiveQueue, int port, String text) {
+        SharedReceiveQueue sharedReceiveQueue, int port, String text) {
 }

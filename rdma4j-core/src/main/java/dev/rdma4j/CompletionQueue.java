@@ -113,9 +113,11 @@ public final class CompletionQueue extends NativeResource {
                 if (owner == null) {
                     continue; // its queue pair was destroyed: nothing waits for it
                 }
-                long userWrId = owner.complete(WorkRequestIds.isRecv(id), WorkRequestIds.seq(id));
+                completions.buffer(i, null, 0);
+                long userWrId = owner.complete(WorkRequestIds.isRecv(id), WorkRequestIds.seq(id), completions, i);
                 if (kept != i) {
                     WcView.move(wcs, i, kept);
+                    completions.moveBuffer(i, kept);
                 }
                 WcView.wrId(wcs, kept, userWrId);
                 kept++;

@@ -271,7 +271,7 @@ public final class Context extends NativeResource {
                 ? null : objects.get(element);
         return new AsyncEvent(type, owner instanceof QueuePair q ? q : null,
                 owner instanceof CompletionQueue c ? c : null,
-                type.element() == AsyncEventType.Element.SRQ ? owner : null,
+                owner instanceof SharedReceiveQueue s ? s : null,
                 type.element() == AsyncEventType.Element.PORT ? portNum : 0, EventVerbs.eventTypeStr(code));
     }
 
@@ -282,8 +282,8 @@ public final class Context extends NativeResource {
         if (e.completionQueue() != null) {
             e.completionQueue().dispatch(e);
         }
-        if (e.sharedReceiveQueue() instanceof AsyncEventSink s) {
-            s.dispatch(e);
+        if (e.sharedReceiveQueue() != null) {
+            e.sharedReceiveQueue().dispatch(e);
         }
         for (var l : asyncListeners) {
             l.accept(e);

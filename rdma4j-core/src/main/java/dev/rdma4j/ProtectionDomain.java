@@ -101,6 +101,19 @@ public final class ProtectionDomain extends NativeResource {
         return new AddressHandle(this, attributes);
     }
 
+    /**
+     * Creates a shared receive queue ({@code ibv_create_srq}).
+     *
+     * @param maxWr  receives it holds (the device may grant more)
+     * @param maxSge scatter entries per receive
+     * @param limit  the initial limit (0: not armed)
+     * @return the SRQ
+     * @throws VerbsException if the verb fails (e.g. above {@code max_srq_wr})
+     */
+    public SharedReceiveQueue createSharedReceiveQueue(int maxWr, int maxSge, int limit) throws VerbsException {
+        return new SharedReceiveQueue(this, maxWr, maxSge, limit);
+    }
+
     MemorySegment handle() {
         return handle;
     }

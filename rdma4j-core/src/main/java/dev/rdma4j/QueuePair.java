@@ -85,6 +85,7 @@ public final class QueuePair extends NativeResource {
             new java.util.concurrent.CopyOnWriteArrayList<>();
 
     private final dev.rdma4j.internal.Access.QpVerbs verbs;
+    private final SharedReceiveQueue srq;
 
     private static final dev.rdma4j.internal.Access.QpVerbs PLAIN = new dev.rdma4j.internal.Access.QpVerbs() {
         @Override
@@ -111,6 +112,14 @@ public final class QueuePair extends NativeResource {
             sendCq.acquire(true);
             try {
                 recvCq.acquire(true);
+                if (b.srq != null) {
+                    try {
+                        b.srq.acquire(true); // an SRQ cannot be destroyed while QPs are attached
+                    } catch (RuntimeException e) {
+                        recvCq.release(true);
+                        throw e;
+                    }
+                }
             } catch (RuntimeException e) {
                 sendCq.release(true);
                 throw e;
@@ -120,6 +129,9 @@ public final class QueuePair extends NativeResource {
                 MemorySegment init = a.allocate(l);
                 Codec.putPointer(init, l, "send_cq", sendCq.handle());
                 Codec.putPointer(init, l, "recv_cq", recvCq.handle());
+                if (b.srq != null) {
+                    Codec.putPointer(init, l, "srq", b.srq.handle());
+                }
                 Codec.put(init, l, "cap.max_send_wr", b.maxSendWr);
                 Codec.put(init, l, "cap.max_recv_wr", b.maxRecvWr);
                 Codec.put(init, l, "cap.max_send_sge", b.maxSendSge);
@@ -135,6 +147,9 @@ public final class QueuePair extends NativeResource {
             } catch (VerbsException | RuntimeException e) {
                 sendCq.release(true);
                 recvCq.release(true);
+                if (b.srq != null) {
+                    b.srq.release(true);
+                }
                 throw e;
             }
         } catch (VerbsException | RuntimeException e) {
@@ -143,6 +158,7 @@ public final class QueuePair extends NativeResource {
             throw e;
         }
         this.verbs = verbs;
+        this.srq = b.srq;
         this.handle = qp;
         this.capabilities = caps;
         this.qpNumber = (int) Codec.get(qp, Codec.qp(), "qp_num");
@@ -542,7 +558,7 @@ public final class QueuePair extends NativeResource {
             int t = token;
             try {
                 for (int i = 0; i < n; i++) {
-                    long seq = sendRing.claim(batch.wrIds[i]);
+                    long seq = sendRing.claim(batch.wrIds[i], null, 0);
                     for (int k = 0; k < batch.refCounts[i]; k++) {
                         sendRing.pin(seq, batch.refs[i * batch.refsPerRequest + k]);
                     }
@@ -599,6 +615,10 @@ public final class QueuePair extends NativeResource {
         if (n == 0) {
             return 0;
         }
+        if (srq != null) {
+            throw new IllegalStateException(description() + " #" + qpNumber
+                    + " takes its receives from a shared receive queue: post them to the SRQ");
+        }
         acquire(false);
         recvLock.lock();
         try {
@@ -620,7 +640,7 @@ public final class QueuePair extends NativeResource {
             int t = token;
             try {
                 for (int i = 0; i < n; i++) {
-                    long seq = recvRing.claim(batch.wrIds[i]);
+                    long seq = recvRing.claim(batch.wrIds[i], batch.firstRegions[i], batch.firstOffsets[i]);
                     for (int k = 0; k < batch.refCounts[i]; k++) {
                         recvRing.pin(seq, batch.refs[i * batch.refsPerRequest + k]);
                     }
@@ -705,8 +725,8 @@ public final class QueuePair extends NativeResource {
     /** Takes this QP's completions from {@link CompletionQueue#poll}; kept off the public API. */
     private final class Completions implements WorkRequestIds.Owner {
         @Override
-        public long complete(boolean recv, long seq) {
-            return recv ? recvRing.complete(seq) : sendRing.complete(seq);
+        public long complete(boolean recv, long seq, WorkCompletions wcs, int i) {
+            return recv ? recvRing.complete(seq, wcs, i) : sendRing.complete(seq, null, 0);
         }
 
         @Override
@@ -768,7 +788,19 @@ public final class QueuePair extends NativeResource {
             arena.close();
             sendCq.release(true);
             recvCq.release(true);
+            if (srq != null) {
+                srq.release(true);
+            }
         }
+    }
+
+    /**
+     * The shared receive queue the QP takes its receives from.
+     *
+     * @return the SRQ, or null for a QP with its own receive queue
+     */
+    public SharedReceiveQueue sharedReceiveQueue() {
+        return srq;
     }
 
     @Override
@@ -788,6 +820,7 @@ public final class QueuePair extends NativeResource {
         private int maxRecvSge = 1;
         private int maxInlineData;
         private boolean signalAll;
+        private SharedReceiveQueue srq;
 
         private Builder(ProtectionDomain pd, QpType type) {
             this.pd = pd;
@@ -862,6 +895,18 @@ public final class QueuePair extends NativeResource {
          */
         public Builder maxInlineData(int bytes) {
             this.maxInlineData = bytes;
+            return this;
+        }
+
+        /**
+         * Takes receives from a shared receive queue ({@code init_attr.srq}) instead of an own receive queue;
+         * posting receives to the QP is then refused.
+         *
+         * @param srq the SRQ (its PD may differ from the QP's)
+         * @return this
+         */
+        public Builder sharedReceiveQueue(SharedReceiveQueue srq) {
+            this.srq = srq;
             return this;
         }
 

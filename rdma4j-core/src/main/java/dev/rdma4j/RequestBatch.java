@@ -22,6 +22,8 @@ abstract sealed class RequestBatch implements AutoCloseable permits SendBatch, R
     final long[] bytes;
     final NativeResource[] refs;
     final int[] refCounts;
+    final MemoryRegion[] firstRegions;
+    final long[] firstOffsets;
     int count;
     int failedIndex = -1;
 
@@ -40,6 +42,8 @@ abstract sealed class RequestBatch implements AutoCloseable permits SendBatch, R
         this.bytes = new long[capacity];
         this.refs = new NativeResource[capacity * Math.max(1, refsPerRequest)];
         this.refCounts = new int[capacity];
+        this.firstRegions = new MemoryRegion[capacity];
+        this.firstOffsets = new long[capacity];
     }
 
     /** Starts request number {@code count}; the subclass encodes it. */
@@ -58,6 +62,7 @@ abstract sealed class RequestBatch implements AutoCloseable permits SendBatch, R
             refs[i * refsPerRequest + k] = null;
         }
         refCounts[i] = 0;
+        firstRegions[i] = null;
         failedIndex = -1;
         return i;
     }
@@ -71,6 +76,10 @@ abstract sealed class RequestBatch implements AutoCloseable permits SendBatch, R
             throw new IllegalArgumentException("negative length: " + length);
         }
         region.checkRange(offset, length);
+        if (sgeCounts[i] == 0) { // the buffer a receive completion hands back
+            firstRegions[i] = region;
+            firstOffsets[i] = offset;
+        }
         int s = i * maxSge + sgeCounts[i]++;
         dev.rdma4j.internal.ffi.WrView.sge(sges, s, region.address() + offset, length, region.lkey());
         bytes[i] += length;

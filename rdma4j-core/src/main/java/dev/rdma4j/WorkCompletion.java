@@ -17,10 +17,11 @@ package dev.rdma4j;
  * @param slid            the sender's LID (InfiniBand UD)
  * @param serviceLevel    {@code sl}
  * @param vendorError     {@code vendor_err}
+ * @param buffer          for a successful receive, the received bytes in the posted buffer (a view); else null
  */
 public record WorkCompletion(long wrId, WcStatus status, WcOpcode opcode, int byteLength, int immediateData,
         boolean hasImmediate, int qpNumber, int sourceQp, int flags, int pkeyIndex, int slid, int serviceLevel,
-        int vendorError) {
+        int vendorError, java.lang.foreign.MemorySegment buffer) {
 
     /**
      * Whether the request succeeded.

@@ -20,6 +20,8 @@ public final class WorkCompletions implements AutoCloseable {
     private final int capacity;
     private final MemorySegment wcs;
     private int count;
+    private final MemoryRegion[] regions;
+    private final long[] offsets;
 
     /**
      * Allocates room for {@code capacity} completions.
@@ -32,6 +34,55 @@ public final class WorkCompletions implements AutoCloseable {
         }
         this.capacity = capacity;
         this.wcs = arena.allocate(WcView.SIZE * capacity, 8);
+        this.regions = new MemoryRegion[capacity];
+        this.offsets = new long[capacity];
+    }
+
+    void buffer(int i, MemoryRegion region, long offset) {
+        regions[i] = region;
+        offsets[i] = offset;
+    }
+
+    void moveBuffer(int from, int to) {
+        regions[to] = regions[from];
+        offsets[to] = offsets[from];
+    }
+
+    /**
+     * For a receive completion: the region its (first) buffer was in, as posted. Shared receive queues
+     * hand back this way which of the posted buffers a message landed in.
+     *
+     * @param i index below {@link #count()}
+     * @return the region, or null for sends
+     */
+    public MemoryRegion region(int i) {
+        return regions[check(i)];
+    }
+
+    /**
+     * For a receive completion: the offset of its buffer in {@link #region(int)}.
+     *
+     * @param i index below {@link #count()}
+     * @return the offset as posted
+     */
+    public long bufferOffset(int i) {
+        return offsets[check(i)];
+    }
+
+    /**
+     * For a successful receive: the received bytes, a view of {@code byteLength} bytes of the posted buffer
+     * (allocates the view). With several scatter entries, only the first entry's part is covered.
+     *
+     * @param i index below {@link #count()}
+     * @return the bytes, or null for sends
+     */
+    public MemorySegment buffer(int i) {
+        MemoryRegion r = regions[check(i)];
+        if (r == null) {
+            return null;
+        }
+        long len = Math.min(Integer.toUnsignedLong(WcView.byteLen(wcs, i)), r.length() - offsets[i]);
+        return r.segment().asSlice(offsets[i], len);
     }
 
     /**
@@ -196,7 +247,7 @@ public final class WorkCompletions implements AutoCloseable {
                 WcOpcode.of(WcView.opcode(wcs, i)), WcView.byteLen(wcs, i), WcView.immData(wcs, i),
                 (WcView.wcFlags(wcs, i) & FLAG_WITH_IMM) != 0, WcView.qpNum(wcs, i), WcView.srcQp(wcs, i),
                 WcView.wcFlags(wcs, i), WcView.pkeyIndex(wcs, i), WcView.slid(wcs, i), WcView.sl(wcs, i),
-                WcView.vendorErr(wcs, i));
+                WcView.vendorErr(wcs, i), WcView.status(wcs, i) == 0 ? buffer(i) : null);
     }
 
     /** Frees the native entries. */

@@ -19,7 +19,7 @@ final class WorkRequestIds {
          *
          * @return the caller's wr_id
          */
-        long complete(boolean recv, long seq);
+        long complete(boolean recv, long seq, WorkCompletions wcs, int i);
 
         int token();
     }

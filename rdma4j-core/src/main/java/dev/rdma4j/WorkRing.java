@@ -17,6 +17,8 @@ final class WorkRing {
     private final long[] userWrIds;
     private final NativeResource[] refs;
     private final int[] refCounts;
+    private final MemoryRegion[] bufferRegions;
+    private final long[] bufferOffsets;
     private long head;
     private volatile long tail;
 
@@ -26,6 +28,8 @@ final class WorkRing {
         this.userWrIds = new long[this.capacity];
         this.refs = new NativeResource[this.capacity * refsPerSlot];
         this.refCounts = new int[this.capacity];
+        this.bufferRegions = new MemoryRegion[this.capacity];
+        this.bufferOffsets = new long[this.capacity];
     }
 
     int free() {
@@ -37,10 +41,12 @@ final class WorkRing {
     }
 
     /** Producer: takes the next slot for a request. */
-    long claim(long userWrId) {
+    long claim(long userWrId, MemoryRegion region, long offset) {
         long seq = head++;
         int i = index(seq);
         userWrIds[i] = userWrId;
+        bufferRegions[i] = region;
+        bufferOffsets[i] = offset;
         refCounts[i] = 0;
         return seq;
     }
@@ -74,11 +80,14 @@ final class WorkRing {
      *
      * @return the caller's wr_id of that request
      */
-    long complete(long seq39) {
+    long complete(long seq39, WorkCompletions wcs, int wcIndex) {
         VarHandle.acquireFence();
         long t = tail;
         long seq = t + ((seq39 - t) & WorkRequestIds.SEQ_MASK);
         long userWrId = userWrIds[index(seq)];
+        if (wcs != null) {
+            wcs.buffer(wcIndex, bufferRegions[index(seq)], bufferOffsets[index(seq)]);
+        }
         while (t <= seq) {
             releaseSlot(index(t));
             t++;
@@ -102,6 +111,7 @@ final class WorkRing {
             refs[base + k] = null;
         }
         refCounts[i] = 0;
+        bufferRegions[i] = null;
     }
 
     private int index(long seq) {

@@ -129,6 +129,10 @@ public final class WrView {
         wrs.set(ValueLayout.JAVA_LONG, i * RECV_SIZE + R_WR_ID, wrId);
     }
 
+    public static long recvWrIdOf(MemorySegment wrs, int i) {
+        return wrs.get(ValueLayout.JAVA_LONG, i * RECV_SIZE + R_WR_ID);
+    }
+
     public static void recvNext(MemorySegment wrs, int i, long next) {
         wrs.set(ValueLayout.JAVA_LONG, i * RECV_SIZE + R_NEXT, next);
     }

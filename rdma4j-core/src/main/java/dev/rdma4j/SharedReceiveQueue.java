@@ -1,0 +1,394 @@
+package dev.rdma4j;
+
+import dev.rdma4j.internal.ffi.Codec;
+import dev.rdma4j.internal.ffi.DataPath;
+import dev.rdma4j.internal.ffi.Native;
+import dev.rdma4j.internal.ffi.ResourceVerbs;
+import dev.rdma4j.internal.ffi.WrView;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemoryLayout;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Consumer;
+
+/**
+ * A shared receive queue ({@code struct ibv_srq}, from {@code ibv_create_srq}): one pool of posted
+ * receives that many queue pairs (RC or UD, built with {@link QueuePair.Builder#sharedReceiveQueue})
+ * consume. Receive completions name the consuming QP ({@code qp_num}) and hand back the buffer that
+ * received the data ({@link WorkCompletions#buffer(int)}).
+ *
+ * <p><b>Limit.</b> When fewer than {@link SrqAttributes#limit()} receives remain posted, the device
+ * raises {@link AsyncEventType#SRQ_LIMIT_REACHED} once and resets the limit to 0;
+ * {@link #nextLimitEvent()} and {@link #addEventListener} deliver it (the context's async events must be
+ * processed: {@code engine.watchAsyncEvents(ctx)} or {@link Context#processAsyncEvents()}), and
+ * {@link #refillOnLimit} keeps the pool topped up and the limit re-armed by itself.
+ *
+ * <p><b>Error.</b> After {@link AsyncEventType#SRQ_ERR} the SRQ can only be destroyed: posting and
+ * modifying throw {@link IllegalStateException}.
+ *
+ * <p>Regions used for its receives must belong to the SRQ's own protection domain (which may differ
+ * from the QPs'); a region of another PD is accepted by the post, and the receive then completes with
+ * an error status ({@code LOC_PROT_ERR} or {@code LOC_QP_OP_ERR} on Soft-RoCE).
+ */
+public final class SharedReceiveQueue extends NativeResource {
+    private static final int MAX_WR = 1;
+    private static final int LIMIT = 2;
+    private static final int EINVAL = 22;
+    private static final int ENOMEM = 12;
+
+    private final ProtectionDomain pd;
+    private final Context context;
+    private final MemorySegment handle;
+    private final MemorySegment postFn;
+    private final int maxSge;
+    private final Arena arena = Arena.ofShared();
+    private final MemorySegment badWr = arena.allocate(ValueLayout.ADDRESS);
+    private final ReentrantLock postLock = new ReentrantLock();
+    private final ReceiveBatch one;
+    private final CopyOnWriteArrayList<Consumer<AsyncEvent>> listeners = new CopyOnWriteArrayList<>();
+    private volatile SlotTable slots;
+    private volatile int maxWr;
+    private volatile boolean inError;
+    private volatile int token;
+    private final WorkRequestIds.Owner completions = new WorkRequestIds.Owner() {
+        @Override
+        public long complete(boolean recv, long seq, WorkCompletions wcs, int i) {
+            return slots.complete(seq, wcs, i);
+        }
+
+        @Override
+        public int token() {
+            return token;
+        }
+    };
+
+    SharedReceiveQueue(ProtectionDomain pd, int maxWr, int maxSge, int limit) throws VerbsException {
+        super("SharedReceiveQueue(" + pd.context().device().name() + ")", pd);
+        this.pd = pd;
+        this.context = pd.context();
+        MemorySegment srq;
+        int grantedWr;
+        int grantedSge;
+        try (Arena a = Arena.ofConfined()) {
+            if (maxWr < 1 || maxSge < 1 || limit < 0) {
+                throw new IllegalArgumentException("an SRQ needs maxWr >= 1, maxSge >= 1, limit >= 0");
+            }
+            MemoryLayout l = Codec.srqInitAttr();
+            MemorySegment init = a.allocate(l);
+            Codec.put(init, l, "attr.max_wr", maxWr);
+            Codec.put(init, l, "attr.max_sge", maxSge);
+            Codec.put(init, l, "attr.srq_limit", limit);
+            srq = ResourceVerbs.createSrq(pd.handle(), init);
+            grantedWr = (int) Codec.get(init, l, "attr.max_wr"); // ibv_create_srq writes back the real sizes
+            grantedSge = (int) Codec.get(init, l, "attr.max_sge");
+        } catch (VerbsException | RuntimeException e) {
+            arena.close();
+            abandon();
+            throw e;
+        }
+        this.handle = srq;
+        this.maxWr = grantedWr;
+        this.maxSge = grantedSge;
+        this.postFn = DataPath.op(context.handle(), "post_srq_recv");
+        this.slots = new SlotTable(grantedWr, grantedSge);
+        this.one = new ReceiveBatch(1, grantedSge);
+        this.token = WorkRequestIds.register(t -> completions);
+        context.register(srq.address(), this);
+    }
+
+    /**
+     * The protection domain its receive buffers must belong to.
+     *
+     * @return the domain
+     */
+    public ProtectionDomain protectionDomain() {
+        return pd;
+    }
+
+    /**
+     * Queries the SRQ ({@code ibv_query_srq}).
+     *
+     * @return max_wr, max_sge and the armed limit (0 after the limit event fired)
+     * @throws VerbsException if the verb fails
+     */
+    public SrqAttributes query() throws VerbsException {
+        acquire(false);
+        try (Arena a = Arena.ofConfined()) {
+            MemoryLayout l = Codec.srqAttr();
+            MemorySegment attr = a.allocate(l);
+            ResourceVerbs.querySrq(handle, attr);
+            return new SrqAttributes((int) Codec.get(attr, l, "max_wr"), (int) Codec.get(attr, l, "max_sge"),
+                    (int) Codec.get(attr, l, "srq_limit"));
+        } finally {
+            release(false);
+        }
+    }
+
+    /**
+     * Arms (or re-arms) the limit ({@code ibv_modify_srq} with {@code IBV_SRQ_LIMIT}).
+     *
+     * @param limit fire SRQ_LIMIT_REACHED when fewer receives than this remain; at most max_wr
+     * @throws VerbsException if the verb fails ({@code EINVAL} above max_wr)
+     * @throws IllegalStateException if the SRQ is in error or closed
+     */
+    public void armLimit(int limit) throws VerbsException {
+        modify(LIMIT, 0, limit);
+    }
+
+    /**
+     * Grows the queue ({@code ibv_modify_srq} with {@code IBV_SRQ_MAX_WR}), where the device supports it
+     * ({@code IBV_DEVICE_SRQ_RESIZE}).
+     *
+     * @param newMaxWr the new number of receives it holds
+     * @throws VerbsException if the device refuses (e.g. {@code EINVAL} or {@code EOPNOTSUPP})
+     * @throws IllegalStateException if the SRQ is in error or closed
+     */
+    public void resize(int newMaxWr) throws VerbsException {
+        postLock.lock();
+        try {
+            modify(MAX_WR, newMaxWr, 0);
+            SrqAttributes now = query();
+            if (now.maxWr() > maxWr) {
+                SlotTable bigger = new SlotTable(now.maxWr(), maxSge);
+                // receives already posted keep their old slots: move the table only when none is outstanding
+                if (slots.free() == maxWr) {
+                    slots = bigger;
+                    maxWr = now.maxWr();
+                }
+            }
+        } finally {
+            postLock.unlock();
+        }
+    }
+
+    private void modify(int mask, int newMaxWr, int limit) throws VerbsException {
+        ensureUsable();
+        acquire(false);
+        try (Arena a = Arena.ofConfined()) {
+            MemoryLayout l = Codec.srqAttr();
+            MemorySegment attr = a.allocate(l);
+            Codec.put(attr, l, "max_wr", newMaxWr);
+            Codec.put(attr, l, "srq_limit", limit);
+            ResourceVerbs.modifySrq(handle, attr, mask);
+        } finally {
+            release(false);
+        }
+    }
+
+    /**
+     * Posts receives ({@code ibv_post_srq_recv} through {@code context->ops.post_srq_recv}).
+     *
+     * @param batch the receives
+     * @throws VerbsException with the errno and the failing request
+     * @throws IllegalStateException if the SRQ is in error or closed, or a region is closed
+     */
+    public void post(ReceiveBatch batch) throws VerbsException {
+        int rc = tryPost(batch);
+        if (rc != 0) {
+            throw Native.fail("ibv_post_srq_recv", rc, description() + ": request " + batch.failedIndex + " of "
+                    + batch.count + (rc == ENOMEM ? " (the SRQ holds " + maxWr + " receives)" : ""));
+        }
+    }
+
+    /**
+     * Like {@link #post(ReceiveBatch)}, returning 0 or an errno ({@code ENOMEM} when full, {@code EINVAL} for
+     * too many scatter entries).
+     *
+     * @param batch the receives
+     * @return 0 or an errno value
+     */
+    public int tryPost(ReceiveBatch batch) {
+        int n = batch.count;
+        if (n == 0) {
+            return 0;
+        }
+        ensureUsable();
+        acquire(false);
+        postLock.lock();
+        try {
+            SlotTable table = slots;
+            for (int i = 0; i < n; i++) {
+                if (batch.sgeCounts[i] > maxSge) {
+                    batch.failedIndex = i;
+                    return EINVAL;
+                }
+            }
+            if (table.free() < n) {
+                batch.failedIndex = 0;
+                return ENOMEM;
+            }
+            int t = token;
+            int claimed = 0;
+            try {
+                for (int i = 0; i < n; i++) {
+                    long seq = table.claim(batch.wrIds[i], batch.firstRegions[i], batch.firstOffsets[i]);
+                    WrView.recvWrId(batch.wrs, i, WorkRequestIds.encode(t, true, seq));
+                    claimed++;
+                    for (int k = 0; k < batch.refCounts[i]; k++) {
+                        table.pin(seq, batch.refs[i * batch.refsPerRequest + k]);
+                    }
+                }
+            } catch (RuntimeException e) {
+                rollback(table, batch, 0, claimed);
+                throw e;
+            }
+            WorkRing.publish();
+            badWr.set(ValueLayout.JAVA_LONG, 0, 0L);
+            int rc = DataPath.post(postFn, handle, batch.wrs, badWr);
+            if (rc != 0) {
+                int bad = batch.indexOf(badWr.get(ValueLayout.ADDRESS, 0));
+                batch.failedIndex = bad;
+                rollback(table, batch, bad, n);
+                return rc;
+            }
+            batch.failedIndex = -1;
+            return 0;
+        } finally {
+            postLock.unlock();
+            release(false);
+        }
+    }
+
+    private static void rollback(SlotTable table, ReceiveBatch batch, int from, int to) {
+        for (int i = from; i < to; i++) {
+            table.rollback(WorkRequestIds.seq(WrView.recvWrIdOf(batch.wrs, i)));
+        }
+    }
+
+    /**
+     * Posts one receive; a shortcut for a one-request {@link ReceiveBatch}.
+     *
+     * @param wrId   returned in the completion
+     * @param region a region of this SRQ's protection domain
+     * @param offset offset in it
+     * @param length bytes
+     * @throws VerbsException if the verb refuses
+     */
+    public void postReceive(long wrId, MemoryRegion region, long offset, int length) throws VerbsException {
+        postLock.lock();
+        try {
+            post(one.clear().receive(wrId, region, offset, length));
+        } finally {
+            postLock.unlock();
+        }
+    }
+
+    /**
+     * Adds a listener for this SRQ's asynchronous events (SRQ_LIMIT_REACHED, SRQ_ERR).
+     *
+     * @param listener called on the thread that processes the context's async events
+     */
+    public void addEventListener(Consumer<AsyncEvent> listener) {
+        listeners.add(listener);
+    }
+
+    /**
+     * The next SRQ_LIMIT_REACHED event, as a future.
+     *
+     * @return completes when the limit event is delivered
+     */
+    public CompletableFuture<AsyncEvent> nextLimitEvent() {
+        CompletableFuture<AsyncEvent> f = new CompletableFuture<>();
+        Consumer<AsyncEvent> once = new Consumer<>() {
+            @Override
+            public void accept(AsyncEvent e) {
+                if (e.type() == AsyncEventType.SRQ_LIMIT_REACHED) {
+                    listeners.remove(this);
+                    f.complete(e);
+                }
+            }
+        };
+        listeners.add(once);
+        return f;
+    }
+
+    /**
+     * Keeps the pool topped up: on every SRQ_LIMIT_REACHED event, {@code refill} posts receives (it is given
+     * this SRQ; it should post until the pool is as full as wanted), then the limit is re-armed at
+     * {@code watermark}. Runs on the thread processing async events.
+     *
+     * @param watermark the limit to re-arm, e.g. a quarter of max_wr
+     * @param refill    posts the receives
+     * @throws VerbsException if arming the limit the first time fails
+     */
+    public void refillOnLimit(int watermark, RefillAction refill) throws VerbsException {
+        addEventListener(e -> {
+            if (e.type() != AsyncEventType.SRQ_LIMIT_REACHED || isClosed() || inError) {
+                return;
+            }
+            try {
+                refill.refill(this);
+                armLimit(watermark);
+            } catch (VerbsException | RuntimeException ex) {
+                System.getLogger("dev.rdma4j").log(System.Logger.Level.WARNING, "SRQ refill failed", ex);
+            }
+        });
+        armLimit(watermark);
+    }
+
+    /** What {@link #refillOnLimit} does to top the pool up. */
+    @FunctionalInterface
+    public interface RefillAction {
+        /**
+         * Posts receives.
+         *
+         * @param srq the SRQ to post to
+         * @throws VerbsException if a post fails
+         */
+        void refill(SharedReceiveQueue srq) throws VerbsException;
+    }
+
+    /**
+     * Whether the device put the SRQ in error ({@link AsyncEventType#SRQ_ERR}); it can then only be closed.
+     *
+     * @return {@code true} after SRQ_ERR
+     */
+    public boolean isInError() {
+        return inError;
+    }
+
+    /**
+     * How many receives are posted and not yet consumed (as rdma4j counts them).
+     *
+     * @return outstanding receives
+     */
+    public int outstanding() {
+        return maxWr - slots.free();
+    }
+
+    void dispatch(AsyncEvent e) {
+        if (e.type() == AsyncEventType.SRQ_ERR) {
+            inError = true;
+        }
+        listeners.forEach(l -> l.accept(e));
+    }
+
+    private void ensureUsable() {
+        ensureOpen();
+        if (inError) {
+            throw new IllegalStateException(description() + " is in error (SRQ_ERR): it can only be closed");
+        }
+    }
+
+    MemorySegment handle() {
+        return handle;
+    }
+
+    @Override
+    void destroy() {
+        context.unregister(handle.address());
+        WorkRequestIds.unregister(token);
+        try {
+            ResourceVerbs.destroySrq(handle);
+        } catch (VerbsException e) {
+            throw new IllegalStateException(e.getMessage(), e);
+        } finally {
+            slots.releaseAll();
+            one.close();
+            arena.close();
+        }
+    }
+}

@@ -1,0 +1,260 @@
+package dev.rdma4j;
+
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.rdma4j.engine.CompletionEngine;
+import dev.rdma4j.engine.PollingMode;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+/** Shared receive queues on the device: limit event, query/modify, many QPs, refusals, errors. */
+@Tag("device")
+class SharedReceiveQueueDeviceTest {
+    private static final AccessFlag[] RW = {AccessFlag.LOCAL_WRITE, AccessFlag.REMOTE_WRITE};
+
+    /** A sender QP connected to a receiver QP that takes its receives from {@code srq}. */
+    private static QueuePair[] pair(ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue recvCq,
+            SharedReceiveQueue srq) throws VerbsException {
+        QueuePair a = QueuePair.builder(pd, QpType.RC).completionQueue(sendCq).capacity(16, 1).build();
+        QueuePair b = QueuePair.builder(pd, QpType.RC).sendCompletionQueue(sendCq).receiveCompletionQueue(recvCq)
+                .capacity(1, 0).sharedReceiveQueue(srq).build();
+        QpEndpoint ea = a.localEndpoint(1);
+        QpEndpoint eb = b.localEndpoint(2);
+        a.connect(eb, 1);
+        b.connect(ea, 2);
+        return new QueuePair[] {a, b};
+    }
+
+    private static List<WorkCompletion> await(CompletionQueue cq, WorkCompletions wcs, int n) throws VerbsException {
+        List<WorkCompletion> out = new ArrayList<>();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+        while (out.size() < n) {
+            int got = cq.poll(wcs);
+            for (int i = 0; i < got; i++) {
+                out.add(wcs.get(i));
+            }
+            if (got == 0) {
+                assertThat(System.nanoTime()).as("%d completions, got %s", n, out).isLessThan(deadline);
+                Thread.onSpinWait();
+            }
+        }
+        return out;
+    }
+
+    @Test
+    void limitEventFiresOnceResetsTheLimitAndFiresAgainWhenRearmed() throws Exception {
+        try (Context ctx = TestDevice.device().open();
+                CompletionEngine engine = CompletionEngine.builder().mode(PollingMode.EVENT).build();
+                ProtectionDomain pd = ctx.allocateProtectionDomain(); CompletionQueue scq = ctx.createCompletionQueue(64);
+                CompletionQueue rcq = ctx.createCompletionQueue(64); MemoryRegion mr = pd.allocate(65536, RW);
+                SharedReceiveQueue srq = pd.createSharedReceiveQueue(10, 1, 0);
+                WorkCompletions wcs = new WorkCompletions(16)) {
+            LinkedBlockingQueue<AsyncEvent> events = new LinkedBlockingQueue<>();
+            srq.addEventListener(events::add);
+            engine.watchAsyncEvents(ctx);
+            QueuePair[] p = pair(pd, scq, rcq, srq);
+            try {
+                for (int i = 0; i < 10; i++) {
+                    srq.postReceive(i, mr, i * 1024L, 1024);
+                }
+                srq.armLimit(7);
+                assertThat(srq.query().limit()).isEqualTo(7);
+                CompletableFuture<AsyncEvent> limit = srq.nextLimitEvent();
+                for (int i = 0; i < 4; i++) {
+                    p[0].postSend(100 + i, mr, 32_768, 64);
+                }
+                await(scq, wcs, 4);
+                List<WorkCompletion> got = await(rcq, wcs, 4);
+                assertThat(got).allMatch(WorkCompletion::isSuccess).allMatch(c -> c.qpNumber() == p[1].qpNumber());
+                AsyncEvent e = limit.get(120, TimeUnit.SECONDS);
+                assertThat(e.type()).isEqualTo(AsyncEventType.SRQ_LIMIT_REACHED);
+                assertThat(e.sharedReceiveQueue()).isSameAs(srq);
+                assertThat(events.poll(120, TimeUnit.SECONDS)).isSameAs(e);
+                assertThat(events.poll(2, TimeUnit.SECONDS)).as("exactly one limit event").isNull();
+                assertThat(srq.query().limit()).isZero();
+                assertThat(srq.outstanding()).isEqualTo(6);
+
+                srq.armLimit(7); // 6 remain: the next consumption crosses the limit again
+                CompletableFuture<AsyncEvent> again = srq.nextLimitEvent();
+                p[0].postSend(200, mr, 32_768, 64);
+                await(scq, wcs, 1);
+                await(rcq, wcs, 1);
+                assertThat(again.get(120, TimeUnit.SECONDS).type()).isEqualTo(AsyncEventType.SRQ_LIMIT_REACHED);
+                assertThat(srq.query().limit()).isZero();
+            } finally {
+                p[0].close();
+                p[1].close();
+            }
+        }
+    }
+
+    @Test
+    void queryModifyAndResize() throws Exception {
+        try (Context ctx = TestDevice.device().open(); ProtectionDomain pd = ctx.allocateProtectionDomain();
+                SharedReceiveQueue srq = pd.createSharedReceiveQueue(16, 2, 0)) {
+            SrqAttributes a = srq.query();
+            assertThat(a.maxWr()).isGreaterThanOrEqualTo(16);
+            assertThat(a.maxSge()).isGreaterThanOrEqualTo(2);
+            assertThat(a.limit()).isZero();
+            srq.armLimit(5);
+            assertThat(srq.query().limit()).isEqualTo(5);
+            assertThatThrownBy(() -> srq.armLimit(a.maxWr() + 1000)).isInstanceOfSatisfying(VerbsException.class,
+                    e -> assertThat(e.verb()).isEqualTo("ibv_modify_srq"));
+            boolean resizable = (ctx.queryDevice().deviceCapFlags() & (1 << 13)) != 0; // IBV_DEVICE_SRQ_RESIZE
+            if (resizable) {
+                srq.resize(128);
+                assertThat(srq.query().maxWr()).isGreaterThanOrEqualTo(128);
+            } else {
+                assertThatThrownBy(() -> srq.resize(128)).isInstanceOf(VerbsException.class);
+            }
+        }
+    }
+
+    @Test
+    void sixtyFourQueuePairsShareOneSrqAndEveryMessageArrivesOnceAttributed() throws Exception {
+        int qps = 64;
+        int perQp = 4;
+        try (Context ctx = TestDevice.device().open(); ProtectionDomain pd = ctx.allocateProtectionDomain();
+                CompletionQueue scq = ctx.createCompletionQueue(1024); CompletionQueue rcq = ctx.createCompletionQueue(1024);
+                MemoryRegion send = pd.allocate(qps * 64L, RW); MemoryRegion recv = pd.allocate(qps * perQp * 64L, RW);
+                SharedReceiveQueue srq = pd.createSharedReceiveQueue(qps * perQp, 1, 0);
+                WorkCompletions wcs = new WorkCompletions(64); ReceiveBatch rb = new ReceiveBatch(qps * perQp, 1)) {
+            for (int i = 0; i < qps * perQp; i++) {
+                rb.receive(i, recv, i * 64L, 64);
+            }
+            srq.post(rb);
+            List<QueuePair[]> pairs = new ArrayList<>();
+            Map<Integer, Integer> senderOfReceiverQpn = new HashMap<>();
+            try {
+                for (int q = 0; q < qps; q++) {
+                    QueuePair[] p = pair(pd, scq, scq, srq);
+                    pairs.add(p);
+                    senderOfReceiverQpn.put(p[1].qpNumber(), q);
+                    send.segment().set(JAVA_INT, q * 64L, q);
+                }
+                List<Thread> senders = new ArrayList<>();
+                for (int q = 0; q < qps; q++) {
+                    QueuePair a = pairs.get(q)[0];
+                    long off = q * 64L;
+                    senders.add(Thread.ofVirtual().start(() -> {
+                        try {
+                            for (int k = 0; k < perQp; k++) {
+                                a.postSend(k, send, off, 4);
+                            }
+                        } catch (VerbsException e) {
+                            throw new RuntimeException(e);
+                        }
+                    }));
+                }
+                for (Thread t : senders) {
+                    assertThat(t.join(java.time.Duration.ofSeconds(120))).isTrue();
+                }
+                Set<Long> buffers = new HashSet<>();
+                Map<Integer, Integer> perSender = new HashMap<>();
+                for (WorkCompletion c : await(rcq, wcs, 0)) {
+                    buffers.add(c.wrId());
+                }
+                List<WorkCompletion> got = new ArrayList<>();
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(180);
+                while (got.size() < qps * perQp) {
+                    int n = scq.poll(wcs);
+                    for (int i = 0; i < n; i++) {
+                        if (wcs.opcode(i) == WcOpcode.RECV || !wcs.isSuccess(i)) {
+                            assertThat(wcs.isSuccess(i)).as("receive %s", wcs.get(i)).isTrue();
+                            // the library hands back the buffer that received the data
+                            assertThat(wcs.region(i)).isSameAs(recv);
+                            assertThat(wcs.bufferOffset(i)).isEqualTo(wcs.wrId(i) * 64);
+                            got.add(wcs.get(i));
+                        }
+                    }
+                    if (n == 0) {
+                        assertThat(System.nanoTime()).isLessThan(deadline);
+                    }
+                }
+                for (WorkCompletion c : got) {
+                    assertThat(buffers.add(c.wrId())).as("buffer %d used once", c.wrId()).isTrue();
+                    int sender = c.buffer().get(JAVA_INT, 0);
+                    assertThat(senderOfReceiverQpn.get(c.qpNumber())).as("attributed to the right QP")
+                            .isEqualTo(sender);
+                    perSender.merge(sender, 1, Integer::sum);
+                }
+                assertThat(perSender).hasSize(qps).allSatisfy((q, n) -> assertThat(n).isEqualTo(perQp));
+            } finally {
+                for (QueuePair[] p : pairs) {
+                    p[0].close();
+                    p[1].close();
+                }
+            }
+        }
+    }
+
+    @Test
+    void refusalsAndAForeignRegion() throws Exception {
+        try (Context ctx = TestDevice.device().open(); ProtectionDomain pd = ctx.allocateProtectionDomain();
+                ProtectionDomain other = ctx.allocateProtectionDomain();
+                CompletionQueue scq = ctx.createCompletionQueue(64); CompletionQueue rcq = ctx.createCompletionQueue(64);
+                MemoryRegion mine = pd.allocate(4096, RW); MemoryRegion foreign = other.allocate(4096, RW);
+                SharedReceiveQueue srq = pd.createSharedReceiveQueue(8, 1, 0);
+                WorkCompletions wcs = new WorkCompletions(8)) {
+            QueuePair[] p = pair(pd, scq, rcq, srq);
+            try {
+                assertThatThrownBy(() -> p[1].postReceive(1, mine, 0, 64)).isInstanceOf(IllegalStateException.class)
+                        .hasMessageContaining("shared receive queue");
+                assertThatThrownBy(srq::close).isInstanceOf(IllegalStateException.class)
+                        .hasMessageContaining("cannot close SharedReceiveQueue");
+                srq.postReceive(7, foreign, 0, 64); // accepted by the post ...
+                p[0].postSend(8, mine, 0, 64);
+                WorkCompletion r = await(rcq, wcs, 1).get(0);
+                assertThat(r.wrId()).isEqualTo(7);
+                assertThat(r.status()).as("... and failed by the device").isNotEqualTo(WcStatus.SUCCESS);
+            } finally {
+                p[0].close();
+                p[1].close();
+            }
+        }
+    }
+
+    @Test
+    void udQueuePairsUseAnSrqToo() throws Exception {
+        try (Context ctx = TestDevice.device().open(); ProtectionDomain pd = ctx.allocateProtectionDomain();
+                CompletionQueue cq = ctx.createCompletionQueue(64); MemoryRegion mr = pd.allocate(8192, RW);
+                SharedReceiveQueue srq = pd.createSharedReceiveQueue(8, 1, 0);
+                WorkCompletions wcs = new WorkCompletions(8); SendBatch sb = new SendBatch(1, 1)) {
+            QueuePair a = QueuePair.builder(pd, QpType.UD).completionQueue(cq).build();
+            QueuePair b = QueuePair.builder(pd, QpType.UD).completionQueue(cq).sharedReceiveQueue(srq).build();
+            try {
+                for (QueuePair q : List.of(a, b)) {
+                    q.toInit();
+                    q.toRtr();
+                    q.toRts(RtsAttributes.builder(0).build());
+                }
+                GidEntry gid = ctx.bestRoceGid(1);
+                QpEndpoint target = b.localEndpoint(0, gid.index());
+                srq.postReceive(3, mr, 4096, 1024);
+                try (AddressHandle ah = pd.createAddressHandle(AddressHandle.Attributes.to(target, 1, gid.index()))) {
+                    mr.segment().set(JAVA_INT, 0, 0x5151);
+                    a.post(sb.sendTo(4, mr, 0, 4, ah, target.qpn(), InitAttributes.DEFAULT_QKEY));
+                    List<WorkCompletion> c = await(cq, wcs, 2);
+                    WorkCompletion r = c.stream().filter(x -> x.opcode() == WcOpcode.RECV).findFirst().orElseThrow();
+                    assertThat(r.qpNumber()).isEqualTo(b.qpNumber());
+                    assertThat(r.sourceQp()).isEqualTo(a.qpNumber());
+                    assertThat(r.buffer().get(JAVA_INT, QueuePair.UD_GRH_BYTES)).isEqualTo(0x5151);
+                }
+            } finally {
+                a.close();
+                b.close();
+            }
+        }
+    }
+}
