@@ -795,6 +795,15 @@ public final class QueuePair extends NativeResource {
     }
 
     /**
+     * Receives posted to this QP's own receive queue and not yet completed (rdma4j's count).
+     *
+     * @return outstanding receives
+     */
+    public int outstandingReceives() {
+        return recvRing.outstanding();
+    }
+
+    /**
      * The shared receive queue the QP takes its receives from.
      *
      * @return the SRQ, or null for a QP with its own receive queue

@@ -308,7 +308,10 @@ public final class SharedReceiveQueue extends NativeResource {
     /**
      * Keeps the pool topped up: on every SRQ_LIMIT_REACHED event, {@code refill} posts receives (it is given
      * this SRQ; it should post until the pool is as full as wanted), then the limit is re-armed at
-     * {@code watermark}. Runs on the thread processing async events.
+     * {@code watermark}. Runs on the thread processing async events. A consumed receive's slot becomes free
+     * for reposting only once its completion has been polled, and the device raises the event only when a
+     * receive is consumed below the limit: if the pollers lag, call the same action after polling too, or
+     * the pool can run dry with the limit armed below the remaining count.
      *
      * @param watermark the limit to re-arm, e.g. a quarter of max_wr
      * @param refill    posts the receives

@@ -69,6 +69,9 @@ final class DemoCommand implements Callable<Integer> {
             } else if (!new AsyncTour(ip.get(), out).run()) {
                 return 1;
             }
+            if (!new SrqTour(ctx, out).run()) {
+                return 1;
+            }
         }
         step("Done", "every handle closed; closing twice is harmless, using a closed one throws IllegalStateException");
         return 0;
