@@ -41,33 +41,32 @@ final class AsyncTour {
         AccessFlag.REMOTE_ATOMIC};
 
     private final InetAddress address;
-    private final PrintStream out;
+    private final Narrator narrator;
     private final List<AutoCloseable> resources = new ArrayList<>();
-    private boolean allVerified = true;
 
     AsyncTour(InetAddress address, PrintStream out) {
         this.address = address;
-        this.out = out;
+        this.narrator = new Narrator(out);
     }
 
     boolean run() throws Exception {
         try (CompletionEngine engine = CompletionEngine.builder().mode(PollingMode.EVENT).name("demo-engine").build();
                 CmEventChannel channel = CmEventChannel.create(engine)) {
-            step("14. Completion engine (event mode) and an rdma_cm event channel",
+            narrator.step("14. Completion engine (event mode) and an rdma_cm event channel",
                     "one platform thread sleeps in epoll_wait on the CQs' completion channels and the CM channel");
             InetSocketAddress listenAt = new InetSocketAddress(address, 7471);
             try (CmListener listener = CmListener.listen(channel, listenAt, 4)) {
-                step("15. rdma_cm: bob listens on " + address.getHostAddress() + ":7471, alice connects",
+                narrator.step("15. rdma_cm: bob listens on " + address.getHostAddress() + ":7471, alice connects",
                         "address and route resolution, rdma_create_qp, rdma_connect / rdma_accept, ESTABLISHED");
                 CompletableFuture<CmConnectionRequest> request = listener.nextRequest();
                 CompletableFuture<CmConnection> aliceSide = CmConnection.connect(channel, listenAt, setup(engine),
                         ascii("alice wants to talk"), Duration.ofSeconds(30));
                 CmConnectionRequest r = request.get(T, TimeUnit.SECONDS);
-                out.println("   bob got a connection request with private data \"" + text(r.privateData(), 19) + "\"");
+                narrator.say("bob got a connection request with private data \"" + text(r.privateData(), 19) + "\"");
                 CmConnection bob = r.accept(setup(engine), ascii("bob says hi")).get(T, TimeUnit.SECONDS);
                 CmConnection alice = aliceSide.get(T, TimeUnit.SECONDS);
                 try (bob; alice) {
-                    verify("alice's queue pair #" + alice.queuePair().qpNumber() + " is " + alice.queuePair().state()
+                    narrator.verify("alice's queue pair #" + alice.queuePair().qpNumber() + " is " + alice.queuePair().state()
                             + ", connected to bob's #" + bob.queuePair().qpNumber() + "; alice read bob's private data \""
                             + text(alice.peerPrivateData(), 11) + "\"",
                             alice.queuePair().query().destQpNumber() == bob.queuePair().qpNumber()
@@ -80,7 +79,7 @@ final class AsyncTour {
                 }
             }
         }
-        return allVerified;
+        return narrator.allVerified();
     }
 
     private void operations(CompletionEngine engine, CmConnection alice, CmConnection bob) throws Exception {
@@ -89,15 +88,15 @@ final class AsyncTour {
         ProtectionDomain apd = alice.queuePair().protectionDomain();
         ProtectionDomain bpd = bob.queuePair().protectionDomain();
         try (a; b; MemoryRegion am = apd.allocate(64 * 1024, ALL); MemoryRegion bm = bpd.allocate(64 * 1024, ALL)) {
-            step("16. The operations as CompletableFutures, completed by the engine",
+            narrator.step("16. The operations as CompletableFutures, completed by the engine",
                     "a region is pinned while a request uses it; the futures carry the work completions");
             byte[] msg = ascii("sent asynchronously");
             CompletableFuture<WorkCompletion> recv = b.receiveAsync(bm, 0, 256);
-            MemorySegmentBytes.put(am, 0, msg);
+            Narrator.put(am, 0, msg);
             a.sendAsync(am, 0, msg.length).get(T, TimeUnit.SECONDS);
             WorkCompletion got = recv.get(T, TimeUnit.SECONDS);
-            verify("receive future: " + got.byteLength() + " bytes \"" + text(MemorySegmentBytes.get(bm, 0,
-                    got.byteLength()), got.byteLength()) + "\"", Arrays.equals(MemorySegmentBytes.get(bm, 0,
+            narrator.verify("receive future: " + got.byteLength() + " bytes \"" + text(Narrator.get(bm, 0,
+                    got.byteLength()), got.byteLength()) + "\"", Arrays.equals(Narrator.get(bm, 0,
                     msg.length), msg));
 
             RemoteRegion remote = bm.remote(); // in real life it travels in a message; here both sides are local
@@ -109,30 +108,30 @@ final class AsyncTour {
             CompletableFuture.allOf(writes.toArray(CompletableFuture[]::new)).get(T, TimeUnit.SECONDS);
             boolean ok = true;
             for (int i = 0; i < 8; i++) {
-                ok &= Arrays.equals(MemorySegmentBytes.get(bm, 4096L * (i + 1), 4096),
-                        MemorySegmentBytes.get(am, 4096L * (i + 1), 4096));
+                ok &= Arrays.equals(Narrator.get(bm, 4096L * (i + 1), 4096),
+                        Narrator.get(am, 4096L * (i + 1), 4096));
             }
-            verify("8 RDMA writes in flight at once, all completed, bob's 8 pages match", ok);
+            narrator.verify("8 RDMA writes in flight at once, all completed, bob's 8 pages match", ok);
 
             bm.segment().asSlice(50_000, 100).fill((byte) 'z');
             a.readAsync(am, 50_000, 100, remote, 50_000).get(T, TimeUnit.SECONDS);
-            verify("RDMA read future: alice holds bob's 100 bytes", Arrays.equals(MemorySegmentBytes.get(am, 50_000,
-                    100), MemorySegmentBytes.get(bm, 50_000, 100)));
+            narrator.verify("RDMA read future: alice holds bob's 100 bytes", Arrays.equals(Narrator.get(am, 50_000,
+                    100), Narrator.get(bm, 50_000, 100)));
 
             bm.segment().set(JAVA_LONG, 60_000, 1);
             a.fetchAndAddAsync(am, 60_000, remote, 60_000, 41)
                     .thenCompose(wc -> a.compareAndSwapAsync(am, 60_008, remote, 60_000, 42, 7))
                     .get(T, TimeUnit.SECONDS);
-            verify("fetch-and-add then compare-and-swap chained with thenCompose: old values "
+            narrator.verify("fetch-and-add then compare-and-swap chained with thenCompose: old values "
                     + am.segment().get(JAVA_LONG, 60_000) + " and " + am.segment().get(JAVA_LONG, 60_008)
                     + ", counter now " + bm.segment().get(JAVA_LONG, 60_000),
                     am.segment().get(JAVA_LONG, 60_000) == 1 && am.segment().get(JAVA_LONG, 60_008) == 42
                             && bm.segment().get(JAVA_LONG, 60_000) == 7);
 
-            step("17. Disconnect", "alice calls rdma_disconnect; bob's DISCONNECTED event completes a future");
+            narrator.step("17. Disconnect", "alice calls rdma_disconnect; bob's DISCONNECTED event completes a future");
             alice.disconnect();
             bob.disconnected().get(T, TimeUnit.SECONDS);
-            verify("bob saw the disconnect; his queue pair is now " + bob.queuePair().query().state(),
+            narrator.verify("bob saw the disconnect; his queue pair is now " + bob.queuePair().query().state(),
                     bob.queuePair().query().state() == dev.rdma4j.QpState.ERROR);
         }
     }
@@ -157,29 +156,7 @@ final class AsyncTour {
         return new String(Arrays.copyOf(b, Math.min(n, b.length)), StandardCharsets.US_ASCII);
     }
 
-    private void verify(String what, boolean ok) {
-        out.println("   " + (ok ? "verified: " : "MISMATCH: ") + what);
-        allVerified &= ok;
-    }
 
-    private void step(String title, String detail) {
-        out.println();
-        out.println("== " + title);
-        out.println("   " + detail);
-    }
 
-    /** Byte copies out of and into a region. */
-    private static final class MemorySegmentBytes {
-        private MemorySegmentBytes() {
-        }
-
-        static byte[] get(MemoryRegion r, long offset, int length) {
-            return r.segment().asSlice(offset, length).toArray(JAVA_BYTE);
-        }
-
-        static void put(MemoryRegion r, long offset, byte[] bytes) {
-            java.lang.foreign.MemorySegment.copy(bytes, 0, r.segment(), JAVA_BYTE, offset, bytes.length);
-        }
-    }
 
 }

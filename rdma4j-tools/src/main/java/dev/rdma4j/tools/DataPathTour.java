@@ -39,13 +39,12 @@ final class DataPathTour {
 
     private final Context ctx;
     private final int port;
-    private final PrintStream out;
-    private boolean allVerified = true;
+    private final Narrator narrator;
 
     DataPathTour(Context ctx, int port, PrintStream out) {
         this.ctx = ctx;
         this.port = port;
-        this.out = out;
+        this.narrator = new Narrator(out);
     }
 
     boolean run() throws VerbsException, IOException {
@@ -55,7 +54,7 @@ final class DataPathTour {
                 QueuePair alice = QueuePair.builder(pd, QpType.RC).completionQueue(aliceCq).build();
                 QueuePair bob = QueuePair.builder(pd, QpType.RC).completionQueue(bobCq).build();
                 SendBatch batch = new SendBatch(1, 1); WorkCompletions wcs = new WorkCompletions(4)) {
-            step("7. Protection domain, two 64 KiB registered regions, two CQs, two RC queue pairs",
+            narrator.step("7. Protection domain, two 64 KiB registered regions, two CQs, two RC queue pairs",
                     "alice QP #" + alice.qpNumber() + ", bob QP #" + bob.qpNumber() + "; region keys lkey/rkey 0x"
                             + Integer.toHexString(aliceMem.lkey()) + "/0x" + Integer.toHexString(aliceMem.rkey()));
 
@@ -64,59 +63,59 @@ final class DataPathTour {
             RemoteRegion bobsRegion = exchange(alice.localEndpoint(0x1234), aliceMem, bob.localEndpoint(0x5678),
                     bobMem, alice, bob);
 
-            step("9. Send / receive", "bob posts a receive, alice sends");
+            narrator.step("9. Send / receive", "bob posts a receive, alice sends");
             byte[] hello = "hello bob, this is alice over RDMA".getBytes(StandardCharsets.US_ASCII);
-            MemorySegmentBytes.put(aliceMem, 0, hello);
+            Narrator.put(aliceMem, 0, hello);
             bob.postReceive(1, bobMem, 0, 256);
             alice.postSend(2, aliceMem, 0, hello.length);
             WorkCompletion recv = await(bobCq, wcs);
             await(aliceCq, wcs);
-            verify("bob received " + recv.byteLength() + " bytes: \"" + new String(MemorySegmentBytes.get(bobMem, 0,
+            narrator.verify("bob received " + recv.byteLength() + " bytes: \"" + new String(Narrator.get(bobMem, 0,
                     recv.byteLength()), StandardCharsets.US_ASCII) + "\"", recv.opcode() == WcOpcode.RECV
-                    && Arrays.equals(MemorySegmentBytes.get(bobMem, 0, hello.length), hello));
+                    && Arrays.equals(Narrator.get(bobMem, 0, hello.length), hello));
 
-            step("10. RDMA write", "alice writes 4096 bytes straight into bob's region; bob's CPU is not involved");
+            narrator.step("10. RDMA write", "alice writes 4096 bytes straight into bob's region; bob's CPU is not involved");
             for (int i = 0; i < 4096; i++) {
                 aliceMem.segment().set(JAVA_BYTE, 4096 + i, (byte) (i * 7));
             }
             alice.post(batch.clear().write(3, aliceMem, 4096, 4096, bobsRegion, 8192));
             await(aliceCq, wcs);
-            verify("bob's bytes 8192..12287 equal alice's pattern", Arrays.equals(MemorySegmentBytes.get(bobMem, 8192,
-                    4096), MemorySegmentBytes.get(aliceMem, 4096, 4096)));
+            narrator.verify("bob's bytes 8192..12287 equal alice's pattern", Arrays.equals(Narrator.get(bobMem, 8192,
+                    4096), Narrator.get(aliceMem, 4096, 4096)));
 
-            step("11. RDMA read", "alice reads 1000 bytes of bob's region into her own");
+            narrator.step("11. RDMA read", "alice reads 1000 bytes of bob's region into her own");
             for (int i = 0; i < 1000; i++) {
                 bobMem.segment().set(JAVA_BYTE, 20_000 + i, (byte) (255 - i));
             }
             alice.post(batch.clear().read(4, aliceMem, 30_000, 1000, bobsRegion, 20_000));
             WorkCompletion read = await(aliceCq, wcs);
-            verify("alice now holds bob's 1000 bytes (" + read.opcode() + ")", Arrays.equals(
-                    MemorySegmentBytes.get(aliceMem, 30_000, 1000), MemorySegmentBytes.get(bobMem, 20_000, 1000)));
+            narrator.verify("alice now holds bob's 1000 bytes (" + read.opcode() + ")", Arrays.equals(
+                    Narrator.get(aliceMem, 30_000, 1000), Narrator.get(bobMem, 20_000, 1000)));
 
-            step("12. RDMA write with immediate", "the write also consumes one of bob's receives, carrying 32 bits");
+            narrator.step("12. RDMA write with immediate", "the write also consumes one of bob's receives, carrying 32 bits");
             bob.postReceive(5, bobMem, 0, 0);
             alice.post(batch.clear().writeWithImmediate(6, aliceMem, 0, hello.length, bobsRegion, 40_000, 0x0BADCAFE));
             WorkCompletion imm = await(bobCq, wcs);
             await(aliceCq, wcs);
-            verify("bob's completion: " + imm.opcode() + ", immediate 0x" + Integer.toHexString(imm.immediateData())
+            narrator.verify("bob's completion: " + imm.opcode() + ", immediate 0x" + Integer.toHexString(imm.immediateData())
                     + ", data in place", imm.opcode() == WcOpcode.RECV_RDMA_WITH_IMM && imm.hasImmediate()
                     && imm.immediateData() == 0x0BADCAFE
-                    && Arrays.equals(MemorySegmentBytes.get(bobMem, 40_000, hello.length), hello));
+                    && Arrays.equals(Narrator.get(bobMem, 40_000, hello.length), hello));
 
-            step("13. Atomics", "on an 8-byte counter in bob's region, starting at 40");
+            narrator.step("13. Atomics", "on an 8-byte counter in bob's region, starting at 40");
             bobMem.segment().set(JAVA_LONG, 50_000, 40L);
             alice.post(batch.clear().fetchAndAdd(7, aliceMem, 50_000, bobsRegion, 50_000, 2));
             await(aliceCq, wcs);
             long old = aliceMem.segment().get(JAVA_LONG, 50_000);
-            verify("fetch-and-add 2: alice got the old value " + old + ", bob's counter is now "
+            narrator.verify("fetch-and-add 2: alice got the old value " + old + ", bob's counter is now "
                     + bobMem.segment().get(JAVA_LONG, 50_000), old == 40 && bobMem.segment().get(JAVA_LONG, 50_000) == 42);
             alice.post(batch.clear().compareAndSwap(8, aliceMem, 50_008, bobsRegion, 50_000, 42, 100));
             await(aliceCq, wcs);
             old = aliceMem.segment().get(JAVA_LONG, 50_008);
-            verify("compare-and-swap 42 -> 100: old value " + old + ", counter now "
+            narrator.verify("compare-and-swap 42 -> 100: old value " + old + ", counter now "
                     + bobMem.segment().get(JAVA_LONG, 50_000), old == 42 && bobMem.segment().get(JAVA_LONG, 50_000) == 100);
         }
-        return allVerified;
+        return narrator.allVerified();
     }
 
     /** Step 8: each side offers its endpoint and region over TCP on loopback, then both connect. */
@@ -136,13 +135,13 @@ final class DataPathTour {
                     server.getLocalPort()), EndpointExchange.Offer.of(aliceEp, aliceMem.remote()), TIMEOUT);
             alicesOffer = atBob.join();
         }
-        step("8. Out-of-band exchange over TCP (EndpointExchange), then RESET -> INIT -> RTR -> RTS",
+        narrator.step("8. Out-of-band exchange over TCP (EndpointExchange), then RESET -> INIT -> RTR -> RTS",
                 "alice learned bob's " + describe(bobsOffer.endpoint()) + ", region rkey 0x"
                         + Integer.toHexString(bobsOffer.regions().get(0).rkey()));
-        out.println("   bob learned alice's " + describe(alicesOffer.endpoint()));
+        narrator.say("bob learned alice's " + describe(alicesOffer.endpoint()));
         alice.connect(bobsOffer.endpoint(), aliceEp.psn());
         bob.connect(alicesOffer.endpoint(), bobEp.psn());
-        out.println("   alice: " + alice.query().state() + ", path MTU " + alice.query().pathMtu().bytes() + "; bob: "
+        narrator.say("alice: " + alice.query().state() + ", path MTU " + alice.query().pathMtu().bytes() + "; bob: "
                 + bob.query().state());
         return bobsOffer.regions().get(0);
     }
@@ -167,28 +166,6 @@ final class DataPathTour {
         return c;
     }
 
-    private void verify(String what, boolean ok) {
-        out.println("   " + (ok ? "verified: " : "MISMATCH: ") + what);
-        allVerified &= ok;
-    }
 
-    private void step(String title, String detail) {
-        out.println();
-        out.println("== " + title);
-        out.println("   " + detail);
-    }
 
-    /** Byte copies out of and into a region's memory. */
-    static final class MemorySegmentBytes {
-        private MemorySegmentBytes() {
-        }
-
-        static byte[] get(MemoryRegion r, long offset, int length) {
-            return r.segment().asSlice(offset, length).toArray(JAVA_BYTE);
-        }
-
-        static void put(MemoryRegion r, long offset, byte[] bytes) {
-            java.lang.foreign.MemorySegment.copy(bytes, 0, r.segment(), JAVA_BYTE, offset, bytes.length);
-        }
-    }
 }

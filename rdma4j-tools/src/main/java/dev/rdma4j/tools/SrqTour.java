@@ -35,16 +35,15 @@ final class SrqTour {
     private static final long T = 120;
 
     private final Context ctx;
-    private final PrintStream out;
-    private boolean allVerified = true;
+    private final Narrator narrator;
 
     SrqTour(Context ctx, PrintStream out) {
         this.ctx = ctx;
-        this.out = out;
+        this.narrator = new Narrator(out);
     }
 
     boolean run() throws Exception {
-        step("18. Shared receive queue: " + N + " connections, each may see a burst of " + M + " messages",
+        narrator.step("18. Shared receive queue: " + N + " connections, each may see a burst of " + M + " messages",
                 "measured: registered receive bytes and posted receives, private receive queues vs one SRQ");
         try (ProtectionDomain pd = ctx.allocateProtectionDomain(); CompletionQueue cq = ctx.createCompletionQueue(1024)) {
             long privateBytes;
@@ -78,19 +77,19 @@ final class SrqTour {
                 srqBytes = pool.length();
                 srqPosted = srq.outstanding();
             }
-            out.printf("   private receive queues: %d receives posted, %d bytes registered (N x M)%n", privatePosted,
-                    privateBytes);
-            out.printf("   one SRQ (K = %d):        %d receives posted, %d bytes registered (K x M)%n", K, srqPosted,
-                    srqBytes);
-            verify(String.format("the SRQ needs %d times less receive memory here", privateBytes / srqBytes),
+            narrator.say(String.format("private receive queues: %d receives posted, %d bytes registered (N x M)",
+                    privatePosted, privateBytes));
+            narrator.say(String.format("one SRQ (K = %d):        %d receives posted, %d bytes registered (K x M)", K,
+                    srqPosted, srqBytes));
+            narrator.verify(String.format("the SRQ needs %d times less receive memory here", privateBytes / srqBytes),
                     privatePosted == N * M && srqPosted == K * M && privateBytes == (long) N * M * SLOT);
         }
-        return burst() && allVerified;
+        return burst() && narrator.allVerified();
     }
 
     /** N senders burst M messages each into N receivers sharing one SRQ of K×M, refilled on the limit event. */
     private boolean burst() throws Exception {
-        step("19. The burst through one SRQ of " + K * M + " receives, refilled when fewer than " + M + " remain",
+        narrator.step("19. The burst through one SRQ of " + K * M + " receives, refilled when fewer than " + M + " remain",
                 N + " x " + M + " = " + N * M + " messages; the SRQ-limit event (ibv_modify_srq arm) tops it up");
         try (CompletionEngine engine = CompletionEngine.builder().mode(PollingMode.EVENT).build();
                 ProtectionDomain pd = ctx.allocateProtectionDomain();
@@ -160,7 +159,7 @@ final class SrqTour {
                         // send completions: nothing to check beyond their arrival
                     }
                 }
-                verify(received + " messages received through " + K * M + " SRQ receives, each from the QP the "
+                narrator.verify(received + " messages received through " + K * M + " SRQ receives, each from the QP the "
                         + "completion names; the limit event fired " + limitEvents.get() + " time(s), each refilling "
                         + "the pool and re-arming the limit", received == N * M && attributed && limitEvents.get() > 0);
                 all.forEach(QueuePair::close);
@@ -168,17 +167,8 @@ final class SrqTour {
                 all.forEach(QueuePair::close);
             }
         }
-        return allVerified;
+        return narrator.allVerified();
     }
 
-    private void verify(String what, boolean ok) {
-        out.println("   " + (ok ? "verified: " : "MISMATCH: ") + what);
-        allVerified &= ok;
-    }
 
-    private void step(String title, String detail) {
-        out.println();
-        out.println("== " + title);
-        out.println("   " + detail);
-    }
 }

@@ -1,0 +1,109 @@
+package dev.rdma4j.tools;
+
+import static dev.rdma4j.tools.PingpongContext.RECV_WRID;
+import static dev.rdma4j.tools.PingpongContext.SEND_WRID;
+
+import dev.rdma4j.WorkCompletions;
+
+/**
+ * The C examples' traffic loop: busy-poll the CQ two completions at a time; count sends and
+ * receives; refill the receive queue to {@code rx_depth} when at most one receive is left; and post
+ * the next send once both the previous send and a receive have completed, until {@code iters} of each.
+ * The client starts with one send, so the two sides alternate: a ping-pong.
+ */
+final class PingpongLoop {
+    private final PingpongContext pp;
+    private final long iters;
+    private final int rxDepth;
+    private final boolean addParseFailureLine;
+    private int routs;
+    private long scnt;
+    private long rcnt;
+    private int pending;
+
+    /**
+     * A loop over a connected context whose receive queue holds {@code routs} receives.
+     *
+     * @param pp                  the context
+     * @param iters               exchanges ({@code -n})
+     * @param rxDepth             receives to keep posted ({@code -r})
+     * @param routs               receives posted now
+     * @param addParseFailureLine rc_pingpong adds "parse WC failed N" to a completion's failure; uc and ud do not
+     */
+    PingpongLoop(PingpongContext pp, long iters, int rxDepth, int routs, boolean addParseFailureLine) {
+        this.pp = pp;
+        this.iters = iters;
+        this.rxDepth = rxDepth;
+        this.routs = routs;
+        this.addParseFailureLine = addParseFailureLine;
+    }
+
+    /**
+     * Waits for a receive first; the client ({@code sendFirst}) also posts the first send.
+     *
+     * @param sendFirst whether this side starts
+     * @throws PingpongException "Couldn't post send"
+     */
+    void start(boolean sendFirst) throws PingpongException {
+        pending = RECV_WRID;
+        if (sendFirst) {
+            postSend();
+            pending |= SEND_WRID;
+        }
+    }
+
+    /**
+     * Runs until {@code iters} sends and receives have completed.
+     *
+     * @throws PingpongException with the C tool's messages on a failed completion or post
+     */
+    void run() throws PingpongException {
+        try (WorkCompletions wc = new WorkCompletions(2)) {
+            while (rcnt < iters || scnt < iters) {
+                int ne;
+                do {
+                    ne = pp.poll(wc);
+                } while (ne < 1);
+                for (int i = 0; i < ne; i++) {
+                    try {
+                        complete(wc, i);
+                    } catch (PingpongException e) {
+                        throw addParseFailureLine ? e.then("parse WC failed " + ne) : e;
+                    }
+                }
+            }
+        }
+    }
+
+    private void complete(WorkCompletions wc, int i) throws PingpongException {
+        int wrId = (int) wc.wrId(i);
+        if (!wc.isSuccess(i)) {
+            throw new PingpongException("Failed status " + wc.status(i).text() + " (" + wc.status(i).code()
+                    + ") for wr_id " + wrId);
+        }
+        switch (wrId) {
+            case SEND_WRID -> scnt++;
+            case RECV_WRID -> {
+                if (--routs <= 1) {
+                    routs += pp.postReceives(rxDepth - routs);
+                    if (routs < rxDepth) {
+                        throw new PingpongException("Couldn't post receive (" + routs + ")");
+                    }
+                }
+                rcnt++;
+            }
+            default -> throw new PingpongException("Completion for unknown wr_id " + wrId);
+        }
+        pending &= ~wrId;
+        if (scnt < iters && pending == 0) {
+            postSend();
+            pending = RECV_WRID | SEND_WRID;
+        }
+    }
+
+    private void postSend() throws PingpongException {
+        if (pp.postSend() != 0) {
+            throw new PingpongException("Couldn't post send");
+        }
+    }
+}

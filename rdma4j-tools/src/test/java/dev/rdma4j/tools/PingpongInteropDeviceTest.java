@@ -1,0 +1,305 @@
+package dev.rdma4j.tools;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.fail;
+
+import dev.rdma4j.Context;
+import dev.rdma4j.Device;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+/**
+ * {@code rdma4j rc-pingpong}, {@code uc-pingpong} and {@code ud-pingpong} against rdma-core's
+ * {@code ibv_rc_pingpong}, {@code ibv_uc_pingpong} and {@code ibv_ud_pingpong} on the same device, in
+ * both roles, and against themselves. The Java side runs in this JVM, the C side as a process; the
+ * client starts once the server's TCP port is in LISTEN state.
+ */
+@Tag("device")
+class PingpongInteropDeviceTest {
+    private static final Duration DEADLINE = Duration.ofSeconds(150);
+    private static final Pattern ADDRESS = Pattern.compile(
+            "  (local address: |remote address:) LID 0x([0-9a-f]{4}), QPN 0x([0-9a-f]{6}), PSN 0x([0-9a-f]{6})([,:]) GID (\\S+)");
+    /** A daemon per run, so that a run stuck past its deadline cannot keep the test JVM alive. */
+    private static final ExecutorService JAVA_RUNS = Executors.newCachedThreadPool(r -> {
+        Thread t = new Thread(r, "pingpong-java");
+        t.setDaemon(true);
+        return t;
+    });
+    private static String device;
+    private static String gid;
+
+    @TempDir
+    Path dir;
+
+    /** One tool's run: its exit status and output. */
+    record Run(String who, int status, List<String> out, String err) {
+        @Override
+        public String toString() {
+            return who + " exited " + status + "\n--- stdout\n" + String.join("\n", out) + "\n--- stderr\n" + err;
+        }
+    }
+
+    @BeforeAll
+    static void device() throws Exception {
+        device = Device.byNameOrDefault(null).name();
+        try (Context ctx = Context.open(device)) {
+            gid = ctx.queryGid(1, 1).gid().toString();
+        }
+    }
+
+    @AfterAll
+    static void stop() {
+        JAVA_RUNS.shutdownNow();
+    }
+
+    // ------------------------------------------------------------------ RC
+
+    @Test
+    void rcJavaServerCClient() throws Exception {
+        pair("rc", 18601, java(), c(), "-s", "5000", "-n", "200");
+    }
+
+    @Test
+    void rcCServerJavaClientWithValidation() throws Exception {
+        pair("rc", 18602, c(), java(), "-s", "9000", "-n", "150", "-c");
+    }
+
+    @Test
+    void rcJavaServerJavaClientWithSmallReceiveDepth() throws Exception {
+        pair("rc", 18603, java(), java(), "-s", "3000", "-n", "120", "-r", "8");
+    }
+
+    /** The C client without -c leaves its pages unmarked: the Java server's -c reports each page. */
+    @Test
+    void rcValidationReportsUnmarkedPages() throws Exception {
+        int port = 18604;
+        CompletableFuture<Run> server = start(java(), "rc", port, List.of("-s", "9000", "-n", "20", "-c"), false);
+        awaitListening(port, server);
+        Run client = finish(start(c(), "rc", port, List.of("-s", "9000", "-n", "20"), true));
+        Run s = finish(server);
+        assertSuccess(s, 20, 9000);
+        assertSuccess(client, 20, 9000);
+        assertThat(s.out().subList(4, s.out().size())).as("%s", s).containsExactly("invalid data in page 0",
+                "invalid data in page 1", "invalid data in page 2");
+    }
+
+    // ------------------------------------------------------------------ UC
+
+    @Test
+    void ucJavaServerCClient() throws Exception {
+        pair("uc", 18611, java(), c(), "-s", "2000", "-n", "150", "-m", "512");
+    }
+
+    @Test
+    void ucCServerJavaClient() throws Exception {
+        pair("uc", 18612, c(), java(), "-s", "2000", "-n", "150", "-c");
+    }
+
+    @Test
+    void ucJavaServerJavaClient() throws Exception {
+        pair("uc", 18613, java(), java(), "-s", "100", "-n", "100");
+    }
+
+    // ------------------------------------------------------------------ UD
+
+    @Test
+    void udJavaServerCClient() throws Exception {
+        pair("ud", 18621, java(), c(), "-s", "512", "-n", "200", "-c");
+    }
+
+    @Test
+    void udCServerJavaClient() throws Exception {
+        pair("ud", 18622, c(), java(), "-s", "512", "-n", "200");
+    }
+
+    @Test
+    void udJavaServerJavaClient() throws Exception {
+        pair("ud", 18623, java(), java(), "-s", "1000", "-n", "100", "-r", "16");
+    }
+
+    @Test
+    void udRefusesMoreThanTheActiveMtu() throws Exception {
+        Run r = finish(start(java(), "ud", 18624, List.of("-s", "4000"), false));
+        assertThat(r.status()).as("%s", r).isEqualTo(1);
+        assertThat(r.err()).as("%s", r).matches("Requested size larger than port MTU \\(\\d+\\)\n");
+    }
+
+    // ------------------------------------------------------------------ the harness
+
+    /** Which implementation plays a role. */
+    private enum Impl {
+        JAVA, C
+    }
+
+    private static Impl java() {
+        return Impl.JAVA;
+    }
+
+    private static Impl c() {
+        return Impl.C;
+    }
+
+    /**
+     * Runs a server and a client with the same options and checks both outputs and how they fit together.
+     */
+    private void pair(String tool, int port, Impl serverImpl, Impl clientImpl, String... options) throws Exception {
+        List<String> opts = List.of(options);
+        long size = Long.parseLong(value(opts, "-s"));
+        long iters = Long.parseLong(value(opts, "-n"));
+        CompletableFuture<Run> server = start(serverImpl, tool, port, opts, false);
+        awaitListening(port, server);
+        Run client = finish(start(clientImpl, tool, port, opts, true));
+        Run s = finish(server);
+        assertSuccess(s, iters, size);
+        assertSuccess(client, iters, size);
+        boolean ud = tool.equals("ud");
+        for (Run r : List.of(s, client)) {
+            assertThat(r.out()).as("%s", r).hasSize(4); // no "invalid data" lines, also with -c
+            assertThat(field(r, 0, 5)).as("%s: ud_pingpong prints \"PSN ...: GID\"", r).isEqualTo(ud ? ":" : ",");
+            assertThat(field(r, 1, 5)).isEqualTo(",");
+            assertThat(field(r, 0, 6)).as("%s", r).isEqualTo(gid);
+            assertThat(field(r, 1, 6)).as("%s", r).isEqualTo(gid);
+        }
+        // each side's remote address is the other's local one
+        for (int f = 2; f <= 4; f++) {
+            assertThat(field(s, 1, f)).as("server's remote vs client's local\n%s\n%s", s, client)
+                    .isEqualTo(field(client, 0, f));
+            assertThat(field(client, 1, f)).as("client's remote vs server's local\n%s\n%s", s, client)
+                    .isEqualTo(field(s, 0, f));
+        }
+        if (serverImpl != clientImpl) { // the same line formats, numbers aside
+            assertThat(s.out().stream().map(PingpongInteropDeviceTest::shape).toList())
+                    .isEqualTo(client.out().stream().map(PingpongInteropDeviceTest::shape).toList());
+        }
+    }
+
+    private static void assertSuccess(Run r, long iters, long size) {
+        assertThat(r.status()).as("%s", r).isZero();
+        assertThat(r.err()).as("%s", r).isEmpty();
+        assertThat(r.out()).as("%s", r).hasSizeGreaterThanOrEqualTo(4);
+        assertThat(r.out().get(0)).as("%s", r).matches(ADDRESS).startsWith("  local address:  ");
+        assertThat(r.out().get(1)).as("%s", r).matches(ADDRESS).startsWith("  remote address: ");
+        assertThat(r.out().get(2)).as("%s", r)
+                .matches(size * iters * 2 + " bytes in \\d+\\.\\d\\d seconds = \\d+\\.\\d\\d Mbit/sec");
+        assertThat(r.out().get(3)).as("%s", r)
+                .matches(iters + " iters in \\d+\\.\\d\\d seconds = \\d+\\.\\d\\d usec/iter");
+    }
+
+    private static String field(Run r, int line, int group) {
+        Matcher m = ADDRESS.matcher(r.out().get(line));
+        assertThat(m.matches()).as("%s", r).isTrue();
+        return m.group(group);
+    }
+
+    /** A line with its variable numbers masked. */
+    private static String shape(String line) {
+        return line.replaceAll("0x[0-9a-f]+", "0x#").replaceAll("\\d+\\.\\d\\d", "#.##")
+                .replace("local address:  ", "ADDRESS:").replace("remote address: ", "ADDRESS:");
+    }
+
+    private static String value(List<String> opts, String flag) {
+        return opts.get(opts.indexOf(flag) + 1);
+    }
+
+    private CompletableFuture<Run> start(Impl impl, String tool, int port, List<String> options, boolean client)
+            throws IOException {
+        List<String> args = new ArrayList<>(List.of("-d", device, "-g", "1", "-p", Integer.toString(port)));
+        args.addAll(options);
+        if (client) {
+            args.add("127.0.0.1");
+        }
+        String who = (impl == Impl.JAVA ? "rdma4j " + tool + "-pingpong " : "ibv_" + tool + "_pingpong ")
+                + String.join(" ", args);
+        if (impl == Impl.JAVA) {
+            List<String> full = new ArrayList<>(List.of(tool + "-pingpong"));
+            full.addAll(args);
+            return CompletableFuture.supplyAsync(() -> {
+                StringWriter out = new StringWriter();
+                StringWriter err = new StringWriter();
+                int status = new CommandLine(Main.class).setOut(new PrintWriter(out, true))
+                        .setErr(new PrintWriter(err, true)).execute(full.toArray(String[]::new));
+                return new Run(who, status, out.toString().lines().toList(), err.toString());
+            }, JAVA_RUNS);
+        }
+        List<String> cmd = new ArrayList<>(List.of("ibv_" + tool + "_pingpong"));
+        cmd.addAll(args);
+        Path out = Files.createTempFile(dir, "out", ".txt");
+        Path err = Files.createTempFile(dir, "err", ".txt");
+        Process p = new ProcessBuilder(cmd).redirectOutput(out.toFile()).redirectError(err.toFile()).start();
+        return p.onExit().thenApply(done -> {
+            try {
+                return new Run(who, done.exitValue(), Files.readAllLines(out), Files.readString(err));
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }).orTimeout(DEADLINE.toSeconds(), TimeUnit.SECONDS).whenComplete((r, e) -> {
+            if (e != null) {
+                p.destroyForcibly();
+            }
+        });
+    }
+
+    private static Run finish(CompletableFuture<Run> run) throws Exception {
+        try {
+            return run.get(DEADLINE.toSeconds() + 10, TimeUnit.SECONDS);
+        } catch (TimeoutException e) {
+            run.cancel(true);
+            return fail("no result within " + DEADLINE);
+        }
+    }
+
+    /**
+     * Waits until something listens on TCP {@code port} (read from /proc/net/tcp and tcp6, so the
+     * server's single accept is not spent on a probe), or the server has already ended.
+     */
+    private static void awaitListening(int port, CompletableFuture<Run> server) throws Exception {
+        String local = String.format(Locale.ROOT, ":%04X", port);
+        long deadline = System.nanoTime() + DEADLINE.toNanos();
+        while (!listening(local)) {
+            if (server.isDone()) {
+                fail("the server ended before listening: " + server.get());
+            }
+            if (System.nanoTime() > deadline) {
+                fail("nothing listens on port " + port + " after " + DEADLINE);
+            }
+            TimeUnit.MILLISECONDS.sleep(20); // polling interval only
+        }
+    }
+
+    private static boolean listening(String localPortSuffix) throws IOException {
+        for (String table : List.of("/proc/net/tcp", "/proc/net/tcp6")) {
+            Path p = Path.of(table);
+            if (!Files.exists(p)) {
+                continue;
+            }
+            for (String line : Files.readAllLines(p)) {
+                String[] f = line.trim().split("\\s+");
+                if (f.length > 3 && f[1].endsWith(localPortSuffix) && f[3].equals("0A")) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+}
