@@ -53,6 +53,42 @@ class AsyncEventsDeviceTest {
         }
     }
 
+    /** Overrunning a CQ raises CQ_ERR, delivered to that CompletionQueue's listeners (and the context's). */
+    @Test
+    void cqOverrunRaisesCqErrOnThatQueue() throws Exception {
+        try (Context ctx = TestDevice.device().open();
+                CompletionEngine engine = CompletionEngine.builder().mode(PollingMode.EVENT).build();
+                dev.rdma4j.ProtectionDomain pd = ctx.allocateProtectionDomain();
+                dev.rdma4j.CompletionQueue sendCq = ctx.createCompletionQueue(64);
+                dev.rdma4j.CompletionQueue tiny = ctx.createCompletionQueue(1);
+                dev.rdma4j.MemoryRegion mr = pd.allocate(4096, dev.rdma4j.AccessFlag.LOCAL_WRITE)) {
+            LinkedBlockingQueue<AsyncEvent> onCq = new LinkedBlockingQueue<>();
+            tiny.addEventListener(onCq::add);
+            engine.watchAsyncEvents(ctx);
+            dev.rdma4j.QueuePair a = dev.rdma4j.QueuePair.builder(pd, dev.rdma4j.QpType.RC).completionQueue(sendCq)
+                    .capacity(16, 1).build();
+            dev.rdma4j.QueuePair b = dev.rdma4j.QueuePair.builder(pd, dev.rdma4j.QpType.RC).sendCompletionQueue(sendCq)
+                    .receiveCompletionQueue(tiny).capacity(1, 16).build();
+            try {
+                a.connect(b.localEndpoint(2), 1);
+                b.connect(a.localEndpoint(1), 2);
+                int n = tiny.size() + 4; // more receive completions than the CQ holds, none polled
+                for (int i = 0; i < n; i++) {
+                    b.postReceive(i, mr, 0, 64);
+                }
+                for (int i = 0; i < n; i++) {
+                    a.postSend(i, mr, 64, 8);
+                }
+                AsyncEvent e = next(onCq, AsyncEventType.CQ_ERR);
+                assertThat(e.completionQueue()).isSameAs(tiny);
+                assertThat(e.type().element()).isEqualTo(AsyncEventType.Element.CQ);
+            } finally {
+                a.close();
+                b.close();
+            }
+        }
+    }
+
     private static AsyncEvent next(LinkedBlockingQueue<AsyncEvent> events, AsyncEventType type) throws Exception {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         for (;;) {
