@@ -53,6 +53,43 @@ class AsyncEventsDeviceTest {
         }
     }
 
+    /**
+     * A remote access error at a responder QP that takes its receives from an SRQ moves it to ERROR and
+     * raises a QP event (QP_LAST_WQE_REACHED, and QP_ACCESS_ERR/QP_FATAL where the device reports them),
+     * routed to that QueuePair. Soft-RoCE raises it from Linux 6.12 on (the guest's kernel).
+     */
+    @Test
+    void aQpErrorRaisesAQpEventOnThatQueuePair() throws Exception {
+        try (Context ctx = TestDevice.device().open();
+                CompletionEngine engine = CompletionEngine.builder().mode(PollingMode.EVENT).build();
+                dev.rdma4j.ProtectionDomain pd = ctx.allocateProtectionDomain();
+                dev.rdma4j.CompletionQueue cq = ctx.createCompletionQueue(64);
+                dev.rdma4j.SharedReceiveQueue srq = pd.createSharedReceiveQueue(8, 1, 0);
+                dev.rdma4j.MemoryRegion mr = pd.allocate(4096, dev.rdma4j.AccessFlag.LOCAL_WRITE,
+                        dev.rdma4j.AccessFlag.REMOTE_WRITE);
+                dev.rdma4j.SendBatch sb = new dev.rdma4j.SendBatch(1, 1)) {
+            engine.watchAsyncEvents(ctx);
+            dev.rdma4j.QueuePair a = dev.rdma4j.QueuePair.builder(pd, dev.rdma4j.QpType.RC).completionQueue(cq).build();
+            dev.rdma4j.QueuePair b = dev.rdma4j.QueuePair.builder(pd, dev.rdma4j.QpType.RC).completionQueue(cq)
+                    .sharedReceiveQueue(srq).capacity(4, 0).build();
+            try {
+                a.connect(b.localEndpoint(2), 1);
+                b.connect(a.localEndpoint(1), 2);
+                java.util.concurrent.CompletableFuture<AsyncEvent> event = b.nextEvent();
+                a.post(sb.write(1, mr, 0, 8, new dev.rdma4j.RemoteRegion(mr.address(), 8, mr.rkey() ^ 0x100), 0));
+                AsyncEvent e = event.get(120, TimeUnit.SECONDS);
+                assertThat(e.queuePair()).isSameAs(b);
+                assertThat(e.type().element()).isEqualTo(AsyncEventType.Element.QP);
+                assertThat(e.type()).isIn(AsyncEventType.QP_LAST_WQE_REACHED, AsyncEventType.QP_ACCESS_ERR,
+                        AsyncEventType.QP_FATAL, AsyncEventType.QP_REQ_ERR);
+                assertThat(b.query().state()).isEqualTo(dev.rdma4j.QpState.ERROR);
+            } finally {
+                a.close();
+                b.close();
+            }
+        }
+    }
+
     /** Overrunning a CQ raises CQ_ERR, delivered to that CompletionQueue's listeners (and the context's). */
     @Test
     void cqOverrunRaisesCqErrOnThatQueue() throws Exception {
