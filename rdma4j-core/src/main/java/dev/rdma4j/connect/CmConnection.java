@@ -149,9 +149,15 @@ public final class CmConnection implements AutoCloseable {
         }
     }
 
+    /** Close first, then fail the future: whoever waits on it may close the PD/CQs right away. */
     private void abort(Throwable t) {
-        if (established.completeExceptionally(t)) {
-            close();
+        if (!established.isDone()) {
+            try {
+                close();
+            } catch (RuntimeException e) {
+                t.addSuppressed(e);
+            }
+            established.completeExceptionally(t);
         }
     }
 
