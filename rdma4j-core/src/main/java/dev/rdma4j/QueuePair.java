@@ -550,35 +550,7 @@ public final class QueuePair extends NativeResource {
                     return EINVAL;
                 }
             }
-            if (sendRing.free() < n) {
-                batch.failedIndex = 0;
-                return ENOMEM;
-            }
-            long first = sendRing.head();
-            int t = token;
-            try {
-                for (int i = 0; i < n; i++) {
-                    long seq = sendRing.claim(batch.wrIds[i], null, 0);
-                    for (int k = 0; k < batch.refCounts[i]; k++) {
-                        sendRing.pin(seq, batch.refs[i * batch.refsPerRequest + k]);
-                    }
-                    dev.rdma4j.internal.ffi.WrView.sendWrId(batch.wrs, i, WorkRequestIds.encode(t, false, seq));
-                }
-            } catch (RuntimeException e) {
-                sendRing.rollback(first);
-                throw e;
-            }
-            WorkRing.publish();
-            badSend.set(ValueLayout.JAVA_LONG, 0, 0L);
-            int rc = DataPath.post(postSendFn, handle, batch.wrs, badSend);
-            if (rc != 0) {
-                int bad = batch.indexOf(badSend.get(ValueLayout.ADDRESS, 0));
-                batch.failedIndex = bad;
-                sendRing.rollback(first + bad);
-                return rc;
-            }
-            batch.failedIndex = -1;
-            return 0;
+            return batch.post(sendRing, token, false, postSendFn, handle, badSend);
         } finally {
             sendLock.unlock();
             release(false);
@@ -632,35 +604,7 @@ public final class QueuePair extends NativeResource {
                     return EINVAL;
                 }
             }
-            if (recvRing.free() < n) {
-                batch.failedIndex = 0;
-                return ENOMEM;
-            }
-            long first = recvRing.head();
-            int t = token;
-            try {
-                for (int i = 0; i < n; i++) {
-                    long seq = recvRing.claim(batch.wrIds[i], batch.firstRegions[i], batch.firstOffsets[i]);
-                    for (int k = 0; k < batch.refCounts[i]; k++) {
-                        recvRing.pin(seq, batch.refs[i * batch.refsPerRequest + k]);
-                    }
-                    dev.rdma4j.internal.ffi.WrView.recvWrId(batch.wrs, i, WorkRequestIds.encode(t, true, seq));
-                }
-            } catch (RuntimeException e) {
-                recvRing.rollback(first);
-                throw e;
-            }
-            WorkRing.publish();
-            badRecv.set(ValueLayout.JAVA_LONG, 0, 0L);
-            int rc = DataPath.post(postRecvFn, handle, batch.wrs, badRecv);
-            if (rc != 0) {
-                int bad = batch.indexOf(badRecv.get(ValueLayout.ADDRESS, 0));
-                batch.failedIndex = bad;
-                recvRing.rollback(first + bad);
-                return rc;
-            }
-            batch.failedIndex = -1;
-            return 0;
+            return batch.post(recvRing, token, true, postRecvFn, handle, badRecv);
         } finally {
             recvLock.unlock();
             release(false);

@@ -66,7 +66,18 @@ public final class ReceiveBatch extends RequestBatch {
         return this;
     }
 
-    int indexOf(java.lang.foreign.MemorySegment badWr) {
-        return indexOf(badWr, WrView.RECV_SIZE);
+    @Override
+    long wrSize() {
+        return WrView.RECV_SIZE;
+    }
+
+    @Override
+    void wrId(int i, long wrId) {
+        WrView.recvWrId(wrs, i, wrId);
+    }
+
+    @Override
+    long wrId(int i) {
+        return WrView.recvWrIdOf(wrs, i);
     }
 }

@@ -95,6 +95,56 @@ abstract sealed class RequestBatch implements AutoCloseable permits SendBatch, R
         return sges.address() + i * maxSge * dev.rdma4j.internal.ffi.WrView.SGE_SIZE;
     }
 
+    abstract long wrSize();
+
+    abstract void wrId(int i, long wrId);
+
+    abstract long wrId(int i);
+
+    /**
+     * Posts every request: claims a slot for each (rdma4j's wr_id into the native request, the regions
+     * pinned), calls the provider's post function, and on failure gives back the slots of the requests
+     * from {@code bad_wr} on. Returns 0 or the verb's errno; allocation-free.
+     */
+    final int post(Slots slots, int token, boolean recv, MemorySegment fn, MemorySegment queue, MemorySegment badWr) {
+        int n = count;
+        if (slots.free() < n) {
+            failedIndex = 0;
+            return 12; // ENOMEM: the queue is full
+        }
+        int claimed = 0;
+        try {
+            for (int i = 0; i < n; i++) {
+                long seq = slots.claim(wrIds[i], firstRegions[i], firstOffsets[i]);
+                wrId(i, WorkRequestIds.encode(token, recv, seq));
+                claimed++;
+                for (int k = 0; k < refCounts[i]; k++) {
+                    slots.pin(seq, refs[i * refsPerRequest + k]);
+                }
+            }
+        } catch (RuntimeException e) {
+            unclaim(slots, 0, claimed);
+            throw e;
+        }
+        WorkRing.publish();
+        badWr.set(java.lang.foreign.ValueLayout.JAVA_LONG, 0, 0L);
+        int rc = dev.rdma4j.internal.ffi.DataPath.post(fn, queue, wrs, badWr);
+        if (rc != 0) {
+            int bad = indexOf(badWr.get(java.lang.foreign.ValueLayout.ADDRESS, 0), wrSize());
+            failedIndex = bad;
+            unclaim(slots, bad, n);
+            return rc;
+        }
+        failedIndex = -1;
+        return 0;
+    }
+
+    private void unclaim(Slots slots, int from, int to) {
+        for (int i = to - 1; i >= from; i--) {
+            slots.unclaim(WorkRequestIds.seq(wrId(i)));
+        }
+    }
+
     final int indexOf(MemorySegment badWr, long wrSize) {
         long d = badWr.address() - wrs.address();
         return d >= 0 && d < wrSize * count && d % wrSize == 0 ? (int) (d / wrSize) : 0;

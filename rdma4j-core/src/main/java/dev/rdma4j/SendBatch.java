@@ -282,7 +282,18 @@ public final class SendBatch extends RequestBatch {
         return (WrView.sendFlags(wrs, i) & SEND_INLINE) != 0;
     }
 
-    int indexOf(java.lang.foreign.MemorySegment badWr) {
-        return indexOf(badWr, WrView.SEND_SIZE);
+    @Override
+    long wrSize() {
+        return WrView.SEND_SIZE;
+    }
+
+    @Override
+    void wrId(int i, long wrId) {
+        WrView.sendWrId(wrs, i, wrId);
+    }
+
+    @Override
+    long wrId(int i) {
+        return WrView.sendWrIdOf(wrs, i);
     }
 }

@@ -4,7 +4,6 @@ import dev.rdma4j.internal.ffi.Codec;
 import dev.rdma4j.internal.ffi.DataPath;
 import dev.rdma4j.internal.ffi.Native;
 import dev.rdma4j.internal.ffi.ResourceVerbs;
-import dev.rdma4j.internal.ffi.WrView;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
@@ -216,45 +215,10 @@ public final class SharedReceiveQueue extends NativeResource {
                     return EINVAL;
                 }
             }
-            if (table.free() < n) {
-                batch.failedIndex = 0;
-                return ENOMEM;
-            }
-            int t = token;
-            int claimed = 0;
-            try {
-                for (int i = 0; i < n; i++) {
-                    long seq = table.claim(batch.wrIds[i], batch.firstRegions[i], batch.firstOffsets[i]);
-                    WrView.recvWrId(batch.wrs, i, WorkRequestIds.encode(t, true, seq));
-                    claimed++;
-                    for (int k = 0; k < batch.refCounts[i]; k++) {
-                        table.pin(seq, batch.refs[i * batch.refsPerRequest + k]);
-                    }
-                }
-            } catch (RuntimeException e) {
-                rollback(table, batch, 0, claimed);
-                throw e;
-            }
-            WorkRing.publish();
-            badWr.set(ValueLayout.JAVA_LONG, 0, 0L);
-            int rc = DataPath.post(postFn, handle, batch.wrs, badWr);
-            if (rc != 0) {
-                int bad = batch.indexOf(badWr.get(ValueLayout.ADDRESS, 0));
-                batch.failedIndex = bad;
-                rollback(table, batch, bad, n);
-                return rc;
-            }
-            batch.failedIndex = -1;
-            return 0;
+            return batch.post(table, token, true, postFn, handle, badWr);
         } finally {
             postLock.unlock();
             release(false);
-        }
-    }
-
-    private static void rollback(SlotTable table, ReceiveBatch batch, int from, int to) {
-        for (int i = from; i < to; i++) {
-            table.rollback(WorkRequestIds.seq(WrView.recvWrIdOf(batch.wrs, i)));
         }
     }
 

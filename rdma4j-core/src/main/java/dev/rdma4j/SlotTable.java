@@ -7,7 +7,7 @@ package dev.rdma4j;
  * Producers hold the SRQ's post lock; the consumer is one CQ poller at a time per CQ, but several CQs
  * may complete the same SRQ's receives, so completion takes the table's monitor.
  */
-final class SlotTable {
+final class SlotTable implements Slots {
     private final int capacity;
     private final int refsPerSlot;
     private final long[] userWrIds;
@@ -35,12 +35,14 @@ final class SlotTable {
         top = this.capacity;
     }
 
-    synchronized int free() {
+    @Override
+    public synchronized int free() {
         return top;
     }
 
     /** A slot for a receive; its 39-bit sequence = generation(15) | slot(24). */
-    synchronized long claim(long userWrId, MemoryRegion region, long offset) {
+    @Override
+    public synchronized long claim(long userWrId, MemoryRegion region, long offset) {
         int slot = free[--top];
         userWrIds[slot] = userWrId;
         bufferRegions[slot] = region;
@@ -50,14 +52,15 @@ final class SlotTable {
         return ((long) gen << 24) | slot;
     }
 
-    synchronized void pin(long seq, NativeResource r) {
+    @Override
+    public synchronized void pin(long seq, NativeResource r) {
         int slot = (int) (seq & 0xffffff);
         r.acquire(true);
         refs[slot * refsPerSlot + refCounts[slot]++] = r;
     }
 
-    /** Undo claims that were not posted. */
-    synchronized void rollback(long seq) {
+    @Override
+    public synchronized void unclaim(long seq) {
         release((int) (seq & 0xffffff));
     }
 

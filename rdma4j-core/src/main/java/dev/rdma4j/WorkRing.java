@@ -11,7 +11,7 @@ import java.lang.invoke.VarHandle;
  * lock). Completions of a queue arrive in posting order, and a completion also retires the
  * unsignaled requests posted before it, as the verbs specify for send queues.
  */
-final class WorkRing {
+final class WorkRing implements Slots {
     private final int capacity;
     private final int refsPerSlot;
     private final long[] userWrIds;
@@ -32,7 +32,8 @@ final class WorkRing {
         this.bufferOffsets = new long[this.capacity];
     }
 
-    int free() {
+    @Override
+    public int free() {
         return capacity - (int) (head - tail);
     }
 
@@ -41,7 +42,8 @@ final class WorkRing {
     }
 
     /** Producer: takes the next slot for a request. */
-    long claim(long userWrId, MemoryRegion region, long offset) {
+    @Override
+    public long claim(long userWrId, MemoryRegion region, long offset) {
         long seq = head++;
         int i = index(seq);
         userWrIds[i] = userWrId;
@@ -52,7 +54,8 @@ final class WorkRing {
     }
 
     /** Producer: the request {@code seq} pins {@code r} until it completes. */
-    void pin(long seq, NativeResource r) {
+    @Override
+    public void pin(long seq, NativeResource r) {
         int i = index(seq);
         if (refCounts[i] == refsPerSlot) {
             throw new IllegalStateException("too many resources in one work request");
@@ -61,11 +64,11 @@ final class WorkRing {
         refs[i * refsPerSlot + refCounts[i]++] = r;
     }
 
-    /** Producer: requests from {@code seq} on were not posted after all. */
-    void rollback(long seq) {
-        for (long s = seq; s < head; s++) {
-            releaseSlot(index(s));
-        }
+    /** Producer: the newest claim was not posted after all (a ring unclaims from its head). */
+    @Override
+    public void unclaim(long seq39) {
+        long seq = head - 1;
+        releaseSlot(index(seq));
         head = seq;
     }
 

@@ -77,6 +77,10 @@ public final class WrView {
         wrs.set(ValueLayout.JAVA_LONG, i * SEND_SIZE + WR_ID, wrId);
     }
 
+    public static long sendWrIdOf(MemorySegment wrs, int i) {
+        return wrs.get(ValueLayout.JAVA_LONG, i * SEND_SIZE + WR_ID);
+    }
+
     public static void sendNext(MemorySegment wrs, int i, long next) {
         wrs.set(ValueLayout.JAVA_LONG, i * SEND_SIZE + NEXT, next);
     }
