@@ -7,7 +7,7 @@ import picocli.CommandLine.Command;
 @Command(name = "rdma4j", mixinStandardHelpOptions = true, version = "rdma4j 0.1.0",
         description = "RDMA verbs tools on rdma4j (Java FFM).",
         subcommands = {DevInfoCommand.class, DemoCommand.class, RcPingpongCommand.class, UcPingpongCommand.class,
-                UdPingpongCommand.class, CommandLine.HelpCommand.class})
+                UdPingpongCommand.class, SrqPingpongCommand.class, CommandLine.HelpCommand.class})
 public final class Main {
     private Main() {
     }

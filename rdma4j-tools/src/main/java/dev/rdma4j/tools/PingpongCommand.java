@@ -52,7 +52,9 @@ abstract class PingpongCommand implements Callable<Integer> {
             description = "service level value (default 0)")
     long sl;
 
-    @Option(names = {"-e", "--events"}, description = "sleep on CQ events (not supported yet: refused)")
+    @Option(names = {"-e", "--events"}, description = "sleep on CQ events (default poll): the CQ gets a completion "
+            + "channel, a completion-engine thread arms it and sleeps in epoll until a CQ event, and the main loop "
+            + "blocks until that thread hands it the completions")
     boolean events;
 
     @Option(names = {"-g", "--gid-idx"}, paramLabel = "<gid index>", converter = CNumberConverter.class,
@@ -94,8 +96,7 @@ abstract class PingpongCommand implements Callable<Integer> {
      * @return why it is refused, or {@code null}
      */
     String refusedOption() {
-        return events ? "-e/--events (sleep on CQ events) is not supported yet: the rdma4j pingpong tools poll"
-                + " the CQ; run without -e" : null;
+        return null;
     }
 
     @Override
@@ -117,7 +118,14 @@ abstract class PingpongCommand implements Callable<Integer> {
         }
     }
 
-    private int run(PrintWriter out) throws PingpongException {
+    /**
+     * The C tool's {@code main} after option parsing.
+     *
+     * @param out stdout
+     * @return the exit status
+     * @throws PingpongException with the C tool's messages, for stderr and exit status 1
+     */
+    int run(PrintWriter out) throws PingpongException {
         String refused = refusedOption();
         if (refused != null) {
             throw new PingpongException(spec.name() + ": " + refused);
@@ -141,7 +149,7 @@ abstract class PingpongCommand implements Callable<Integer> {
         int gidx = (int) gidIndex;
         Device device = device();
 
-        try (PingpongContext pp = PingpongContext.open(type(), device, size, depth, ib)) {
+        try (PingpongContext pp = PingpongContext.open(type(), device, size, depth, ib, events)) {
             int routs = pp.postReceives(depth);
             if (routs < depth) {
                 throw new PingpongException("Couldn't post receive (" + routs + ")");
@@ -188,7 +196,13 @@ abstract class PingpongCommand implements Callable<Integer> {
         return 0;
     }
 
-    private Device device() throws PingpongException {
+    /**
+     * The device {@code -d} names, or the first one.
+     *
+     * @return the device
+     * @throws PingpongException "IB device X not found" and the like
+     */
+    Device device() throws PingpongException {
         List<Device> devices;
         try {
             devices = Device.list();

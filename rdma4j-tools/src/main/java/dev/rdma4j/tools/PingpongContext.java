@@ -2,7 +2,6 @@ package dev.rdma4j.tools;
 
 import dev.rdma4j.AccessFlag;
 import dev.rdma4j.AddressHandle;
-import dev.rdma4j.CompletionQueue;
 import dev.rdma4j.Context;
 import dev.rdma4j.Device;
 import dev.rdma4j.Gid;
@@ -19,7 +18,6 @@ import dev.rdma4j.RtrAttributes;
 import dev.rdma4j.RtsAttributes;
 import dev.rdma4j.SendBatch;
 import dev.rdma4j.VerbsException;
-import dev.rdma4j.WorkCompletions;
 import java.io.IOException;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
@@ -62,7 +60,7 @@ final class PingpongContext implements AutoCloseable {
     private Context context;
     private ProtectionDomain pd;
     private MemoryRegion mr;
-    private CompletionQueue cq;
+    private PingpongCompletions cq;
     private QueuePair qp;
     private AddressHandle ah;
     private boolean inline;
@@ -93,17 +91,18 @@ final class PingpongContext implements AutoCloseable {
      * @param size    message size ({@code -s})
      * @param rxDepth receives to keep posted ({@code -r})
      * @param ibPort  the device port ({@code -i})
+     * @param events  {@code -e}: wait for CQ events instead of busy-polling ({@link PingpongCompletions})
      * @return the context
      * @throws PingpongException with the C tool's message
      */
-    static PingpongContext open(QpType type, Device device, long size, int rxDepth, int ibPort)
+    static PingpongContext open(QpType type, Device device, long size, int rxDepth, int ibPort, boolean events)
             throws PingpongException {
         if (size < 0 || size > Integer.MAX_VALUE - QueuePair.UD_GRH_BYTES) {
             throw new PingpongException("Couldn't allocate work buf.");
         }
         PingpongContext c = new PingpongContext(type, (int) size, ibPort);
         try {
-            c.init(device, rxDepth);
+            c.init(device, rxDepth, events);
             return c;
         } catch (PingpongException | RuntimeException e) {
             c.close();
@@ -111,7 +110,7 @@ final class PingpongContext implements AutoCloseable {
         }
     }
 
-    private void init(Device device, int rxDepth) throws PingpongException {
+    private void init(Device device, int rxDepth, boolean events) throws PingpongException {
         context = verb("Couldn't get context for " + device.name(), device::open);
         if (type == QpType.UD) {
             PortAttributes p = verb("Unable to query port info for port " + ibPort, () -> context.queryPort(ibPort));
@@ -123,8 +122,8 @@ final class PingpongContext implements AutoCloseable {
         pd = verb("Couldn't allocate PD", context::allocateProtectionDomain);
         mr = verb("Couldn't register MR", () -> pd.allocate((long) size + headroom, AccessFlag.LOCAL_WRITE));
         mr.segment().fill(FILL);
-        cq = verb("Couldn't create CQ", () -> context.createCompletionQueue(rxDepth + 1));
-        qp = verb("Couldn't create QP", () -> QueuePair.builder(pd, type).completionQueue(cq)
+        cq = PingpongCompletions.open(context, rxDepth + 1, 2, events);
+        qp = verb("Couldn't create QP", () -> QueuePair.builder(pd, type).completionQueue(cq.queue())
                 .capacity(1, rxDepth).maxSge(1, 1).build());
         // as the C code, which asks for no inline data and uses what the device grants anyway
         inline = qp.capabilities().maxInlineData() >= size;
@@ -240,18 +239,12 @@ final class PingpongContext implements AutoCloseable {
     }
 
     /**
-     * Polls the CQ once.
+     * The CQ's completions, as the main loop waits for them (two at a time, as the C tools poll).
      *
-     * @param wc where the completions go
-     * @return how many, 0 if none
-     * @throws PingpongException "poll CQ failed"
+     * @return the completions
      */
-    int poll(WorkCompletions wc) throws PingpongException {
-        try {
-            return cq.poll(wc);
-        } catch (VerbsException e) {
-            throw new PingpongException("poll CQ failed " + -e.errno(), e);
-        }
+    PingpongCompletions completions() {
+        return cq;
     }
 
     /**
@@ -288,7 +281,9 @@ final class PingpongContext implements AutoCloseable {
      */
     void closeReporting() throws PingpongException {
         destroy(qp, "Couldn't destroy QP");
-        destroy(cq, "Couldn't destroy CQ");
+        if (cq != null) {
+            cq.closeReporting(); // and with -e the completion engine after it
+        }
         destroy(mr, "Couldn't deregister MR");
         if (type == QpType.UD) {
             destroy(ah, "Couldn't destroy AH");

@@ -3,10 +3,11 @@ package dev.rdma4j.tools;
 import static dev.rdma4j.tools.PingpongContext.RECV_WRID;
 import static dev.rdma4j.tools.PingpongContext.SEND_WRID;
 
-import dev.rdma4j.WorkCompletions;
+import dev.rdma4j.WcStatus;
 
 /**
- * The C examples' traffic loop: busy-poll the CQ two completions at a time; count sends and
+ * The C examples' traffic loop: take completions two at a time (busy-polling the CQ, or with {@code -e}
+ * sleeping until the completion engine hands them over: {@link PingpongCompletions}); count sends and
  * receives; refill the receive queue to {@code rx_depth} when at most one receive is left; and post
  * the next send once both the previous send and a receive have completed, until {@code iters} of each.
  * The client starts with one send, so the two sides alternate: a ping-pong.
@@ -58,28 +59,24 @@ final class PingpongLoop {
      * @throws PingpongException with the C tool's messages on a failed completion or post
      */
     void run() throws PingpongException {
-        try (WorkCompletions wc = new WorkCompletions(2)) {
-            while (rcnt < iters || scnt < iters) {
-                int ne;
-                do {
-                    ne = pp.poll(wc);
-                } while (ne < 1);
-                for (int i = 0; i < ne; i++) {
-                    try {
-                        complete(wc, i);
-                    } catch (PingpongException e) {
-                        throw addParseFailureLine ? e.then("parse WC failed " + ne) : e;
-                    }
+        PingpongCompletions wc = pp.completions();
+        while (rcnt < iters || scnt < iters) {
+            int ne = wc.await();
+            for (int i = 0; i < ne; i++) {
+                try {
+                    complete(wc.wrId[i], wc.status[i]);
+                } catch (PingpongException e) {
+                    throw addParseFailureLine ? e.then("parse WC failed " + ne) : e;
                 }
             }
         }
     }
 
-    private void complete(WorkCompletions wc, int i) throws PingpongException {
-        int wrId = (int) wc.wrId(i);
-        if (!wc.isSuccess(i)) {
-            throw new PingpongException("Failed status " + wc.status(i).text() + " (" + wc.status(i).code()
-                    + ") for wr_id " + wrId);
+    private void complete(long id, WcStatus status) throws PingpongException {
+        int wrId = (int) id;
+        if (status != WcStatus.SUCCESS) {
+            throw new PingpongException("Failed status " + status.text() + " (" + status.code() + ") for wr_id "
+                    + wrId);
         }
         switch (wrId) {
             case SEND_WRID -> scnt++;

@@ -145,6 +145,49 @@ class PingpongInteropDeviceTest {
         assertThat(r.err()).as("%s", r).matches("Requested size larger than port MTU \\(\\d+\\)\n");
     }
 
+    // ------------------------------------------------------------------ -e: sleeping on CQ events
+
+    @Test
+    void rcEventsJavaServerCClient() throws Exception {
+        pair("rc", 18631, java(), List.of("-e"), c(), List.of("-e"), "-s", "2000", "-n", "150");
+    }
+
+    @Test
+    void rcEventsCServerJavaClient() throws Exception {
+        pair("rc", 18632, c(), List.of("-e"), java(), List.of("-e"), "-s", "4096", "-n", "120", "-c", "-r", "16");
+    }
+
+    /** Events on one side only: the wire does not care how a side waits. */
+    @Test
+    void rcEventsJavaServerPollingCClient() throws Exception {
+        pair("rc", 18633, java(), List.of("-e"), c(), List.of(), "-s", "1000", "-n", "110");
+    }
+
+    @Test
+    void rcPollingCServerEventsJavaClient() throws Exception {
+        pair("rc", 18634, c(), List.of(), java(), List.of("-e"), "-s", "1000", "-n", "110");
+    }
+
+    @Test
+    void ucEventsJavaServerCClient() throws Exception {
+        pair("uc", 18635, java(), List.of("-e"), c(), List.of("-e"), "-s", "2000", "-n", "100");
+    }
+
+    @Test
+    void udEventsCServerJavaClient() throws Exception {
+        pair("ud", 18636, c(), List.of("-e"), java(), List.of("-e"), "-s", "512", "-n", "100");
+    }
+
+    @Test
+    void udEventsJavaServerCClient() throws Exception {
+        pair("ud", 18637, java(), List.of("-e"), c(), List.of("-e"), "-s", "512", "-n", "100", "-c");
+    }
+
+    @Test
+    void rcEventsJavaServerJavaClient() throws Exception {
+        pair("rc", 18638, java(), List.of("-e"), java(), List.of("-e"), "-s", "3000", "-n", "100", "-r", "8");
+    }
+
     // ------------------------------------------------------------------ the harness
 
     /** Which implementation plays a role. */
@@ -164,12 +207,22 @@ class PingpongInteropDeviceTest {
      * Runs a server and a client with the same options and checks both outputs and how they fit together.
      */
     private void pair(String tool, int port, Impl serverImpl, Impl clientImpl, String... options) throws Exception {
+        pair(tool, port, serverImpl, List.of(), clientImpl, List.of(), options);
+    }
+
+    /** {@link #pair(String, int, Impl, Impl, String...)} with options for one side only (such as -e). */
+    private void pair(String tool, int port, Impl serverImpl, List<String> serverOnly, Impl clientImpl,
+            List<String> clientOnly, String... options) throws Exception {
         List<String> opts = List.of(options);
         long size = Long.parseLong(value(opts, "-s"));
         long iters = Long.parseLong(value(opts, "-n"));
-        CompletableFuture<Run> server = start(serverImpl, tool, port, opts, false);
+        List<String> serverOpts = new ArrayList<>(serverOnly);
+        serverOpts.addAll(opts);
+        List<String> clientOpts = new ArrayList<>(clientOnly);
+        clientOpts.addAll(opts);
+        CompletableFuture<Run> server = start(serverImpl, tool, port, serverOpts, false);
         awaitListening(port, server);
-        Run client = finish(start(clientImpl, tool, port, opts, true));
+        Run client = finish(start(clientImpl, tool, port, clientOpts, true));
         Run s = finish(server);
         assertSuccess(s, iters, size);
         assertSuccess(client, iters, size);
