@@ -226,6 +226,53 @@ class SharedReceiveQueueDeviceTest {
     }
 
     @Test
+    void throughTheEngineCompletionsNameTheQpAndHandBackTheBuffer() throws Exception {
+        try (Context ctx = TestDevice.device().open();
+                CompletionEngine engine = CompletionEngine.builder().mode(PollingMode.EVENT).build();
+                ProtectionDomain pd = ctx.allocateProtectionDomain(); CompletionQueue scq = ctx.createCompletionQueue(64);
+                MemoryRegion mr = pd.allocate(8192, RW); SharedReceiveQueue srq = pd.createSharedReceiveQueue(8, 1, 0)) {
+            LinkedBlockingQueue<WorkCompletion> received = new LinkedBlockingQueue<>();
+            CompletionQueue rcq = engine.createCompletionQueue(ctx, 64, received::add);
+            QueuePair[] p = pair(pd, scq, rcq, srq);
+            try (WorkCompletions wcs = new WorkCompletions(8)) {
+                srq.postReceive(41, mr, 4096, 512);
+                mr.segment().set(JAVA_INT, 0, 0xabcd);
+                p[0].postSend(1, mr, 0, 4);
+                WorkCompletion c = received.poll(120, TimeUnit.SECONDS);
+                assertThat(c).isNotNull();
+                assertThat(c.wrId()).isEqualTo(41);
+                assertThat(c.qpNumber()).isEqualTo(p[1].qpNumber());
+                assertThat(c.buffer().address()).isEqualTo(mr.address() + 4096);
+                assertThat(c.buffer().get(JAVA_INT, 0)).isEqualTo(0xabcd);
+                await(scq, wcs, 1);
+            } finally {
+                p[0].close();
+                p[1].close();
+                rcq.close();
+            }
+        }
+    }
+
+    /** After SRQ_ERR (delivered as the context would deliver it) the SRQ can only be closed. */
+    @Test
+    void anSrqInErrorCanOnlyBeClosed() throws Exception {
+        try (Context ctx = TestDevice.device().open(); ProtectionDomain pd = ctx.allocateProtectionDomain();
+                MemoryRegion mr = pd.allocate(4096, RW)) {
+            SharedReceiveQueue srq = pd.createSharedReceiveQueue(8, 1, 0);
+            CompletableFuture<AsyncEvent> seen = new CompletableFuture<>();
+            srq.addEventListener(seen::complete);
+            srq.dispatch(new AsyncEvent(AsyncEventType.SRQ_ERR, null, null, srq, 0, "SRQ catastrophic error"));
+            assertThat(seen.get(1, TimeUnit.SECONDS).type()).isEqualTo(AsyncEventType.SRQ_ERR);
+            assertThat(srq.isInError()).isTrue();
+            assertThatThrownBy(() -> srq.postReceive(1, mr, 0, 64)).isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("can only be closed");
+            assertThatThrownBy(() -> srq.armLimit(1)).isInstanceOf(IllegalStateException.class);
+            srq.close();
+            assertThat(srq.isClosed()).isTrue();
+        }
+    }
+
+    @Test
     void udQueuePairsUseAnSrqToo() throws Exception {
         try (Context ctx = TestDevice.device().open(); ProtectionDomain pd = ctx.allocateProtectionDomain();
                 CompletionQueue cq = ctx.createCompletionQueue(64); MemoryRegion mr = pd.allocate(8192, RW);
