@@ -6,8 +6,10 @@ import picocli.CommandLine.Command;
 /** {@code bin/rdma4j}: one picocli subcommand per tool; the tools use only rdma4j's public API. */
 @Command(name = "rdma4j", mixinStandardHelpOptions = true, version = "rdma4j 0.1.0",
         description = "RDMA verbs tools on rdma4j (Java FFM).",
-        subcommands = {DevInfoCommand.class, DemoCommand.class, RcPingpongCommand.class, UcPingpongCommand.class,
-                UdPingpongCommand.class, SrqPingpongCommand.class, CommandLine.HelpCommand.class})
+        subcommands = {DevInfoCommand.class, DemoCommand.class, RcPingpongCommand.class,
+                dev.rdma4j.tools.rping.RpingCommand.class,
+                UcPingpongCommand.class, UdPingpongCommand.class, SrqPingpongCommand.class,
+                CommandLine.HelpCommand.class})
 public final class Main {
     private Main() {
     }
