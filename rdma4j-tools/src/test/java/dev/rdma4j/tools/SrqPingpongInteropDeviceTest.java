@@ -1,33 +1,25 @@
 package dev.rdma4j.tools;
 
+import static dev.rdma4j.tools.ToolRuns.ADDRESS;
+import static dev.rdma4j.tools.ToolRuns.awaitListening;
+import static dev.rdma4j.tools.ToolRuns.field;
+import static dev.rdma4j.tools.ToolRuns.finish;
+import static dev.rdma4j.tools.ToolRuns.value;
+
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.fail;
 
 import dev.rdma4j.Context;
 import dev.rdma4j.Device;
 import java.io.IOException;
-import java.io.PrintWriter;
-import java.io.StringWriter;
-import java.io.UncheckedIOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
-import org.junit.jupiter.api.AfterAll;
+import dev.rdma4j.tools.ToolRuns.Run;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import picocli.CommandLine;
 
 /**
  * {@code rdma4j srq-pingpong} against rdma-core's {@code ibv_srq_pingpong} on the same device, in both
@@ -36,28 +28,11 @@ import picocli.CommandLine;
  */
 @Tag("device")
 class SrqPingpongInteropDeviceTest {
-    private static final Duration DEADLINE = Duration.ofSeconds(150);
-    private static final Pattern ADDRESS = Pattern.compile(
-            "  (local address: |remote address:) LID 0x([0-9a-f]{4}), QPN 0x([0-9a-f]{6}), PSN 0x([0-9a-f]{6}), GID (\\S+)");
-    /** A daemon per run, so that a run stuck past its deadline cannot keep the test JVM alive. */
-    private static final ExecutorService JAVA_RUNS = Executors.newCachedThreadPool(r -> {
-        Thread t = new Thread(r, "srq-pingpong-java");
-        t.setDaemon(true);
-        return t;
-    });
     private static String device;
     private static String gid;
 
     @TempDir
     Path dir;
-
-    /** One tool's run: its exit status and output. */
-    record Run(String who, int status, List<String> out, String err) {
-        @Override
-        public String toString() {
-            return who + " exited " + status + "\n--- stdout\n" + String.join("\n", out) + "\n--- stderr\n" + err;
-        }
-    }
 
     /** Which implementation plays a role. */
     private enum Impl {
@@ -72,10 +47,6 @@ class SrqPingpongInteropDeviceTest {
         }
     }
 
-    @AfterAll
-    static void stop() {
-        JAVA_RUNS.shutdownNow();
-    }
 
     @Test
     void javaServerCClientEightQps() throws Exception {
@@ -145,7 +116,7 @@ class SrqPingpongInteropDeviceTest {
             for (int i = 0; i < 2 * numQp; i++) {
                 assertThat(r.out().get(i)).as("%s", r).matches(ADDRESS)
                         .startsWith(i < numQp ? "  local address:  " : "  remote address: ");
-                assertThat(field(r, i, 5)).as("%s", r).isEqualTo(gid);
+                assertThat(field(r, i, 6)).as("%s", r).isEqualTo(gid);
             }
             assertThat(r.out().get(2 * numQp)).as("%s", r)
                     .matches(size * iters * 2 + " bytes in \\d+\\.\\d\\d seconds = \\d+\\.\\d\\d Mbit/sec");
@@ -162,26 +133,13 @@ class SrqPingpongInteropDeviceTest {
             }
         }
         if (serverImpl != clientImpl) { // the same line formats, numbers aside
-            assertThat(s.out().stream().map(SrqPingpongInteropDeviceTest::shape).toList())
-                    .isEqualTo(client.out().stream().map(SrqPingpongInteropDeviceTest::shape).toList());
+            assertThat(s.out().stream().map(ToolRuns::shape).toList())
+                    .isEqualTo(client.out().stream().map(ToolRuns::shape).toList());
         }
     }
 
-    private static String field(Run r, int line, int group) {
-        Matcher m = ADDRESS.matcher(r.out().get(line));
-        assertThat(m.matches()).as("%s", r).isTrue();
-        return m.group(group);
-    }
 
-    /** A line with its variable numbers masked. */
-    private static String shape(String line) {
-        return line.replaceAll("0x[0-9a-f]+", "0x#").replaceAll("\\d+\\.\\d\\d", "#.##")
-                .replace("local address:  ", "ADDRESS:").replace("remote address: ", "ADDRESS:");
-    }
 
-    private static String value(List<String> opts, String flag) {
-        return opts.get(opts.indexOf(flag) + 1);
-    }
 
     private CompletableFuture<Run> start(Impl impl, int port, List<String> options, boolean client)
             throws IOException {
@@ -194,72 +152,12 @@ class SrqPingpongInteropDeviceTest {
         if (impl == Impl.JAVA) {
             List<String> full = new ArrayList<>(List.of("srq-pingpong"));
             full.addAll(args);
-            return CompletableFuture.supplyAsync(() -> {
-                StringWriter out = new StringWriter();
-                StringWriter err = new StringWriter();
-                int status = new CommandLine(Main.class).setOut(new PrintWriter(out, true))
-                        .setErr(new PrintWriter(err, true)).execute(full.toArray(String[]::new));
-                return new Run(who, status, out.toString().lines().toList(), err.toString());
-            }, JAVA_RUNS);
+            return ToolRuns.java(who, full);
         }
         List<String> cmd = new ArrayList<>(List.of("ibv_srq_pingpong"));
         cmd.addAll(args);
-        Path out = Files.createTempFile(dir, "out", ".txt");
-        Path err = Files.createTempFile(dir, "err", ".txt");
-        Process p = new ProcessBuilder(cmd).redirectOutput(out.toFile()).redirectError(err.toFile()).start();
-        return p.onExit().thenApply(done -> {
-            try {
-                return new Run(who, done.exitValue(), Files.readAllLines(out), Files.readString(err));
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
-        }).orTimeout(DEADLINE.toSeconds(), TimeUnit.SECONDS).whenComplete((r, e) -> {
-            if (e != null) {
-                p.destroyForcibly();
-            }
-        });
+        return ToolRuns.process(dir, who, cmd);
     }
 
-    private static Run finish(CompletableFuture<Run> run) throws Exception {
-        try {
-            return run.get(DEADLINE.toSeconds() + 10, TimeUnit.SECONDS);
-        } catch (TimeoutException e) {
-            run.cancel(true);
-            return fail("no result within " + DEADLINE);
-        }
-    }
 
-    /**
-     * Waits until something listens on TCP {@code port} (read from /proc/net/tcp and tcp6, so the
-     * server's single accept is not spent on a probe), or the server has already ended.
-     */
-    private static void awaitListening(int port, CompletableFuture<Run> server) throws Exception {
-        String local = String.format(Locale.ROOT, ":%04X", port);
-        long deadline = System.nanoTime() + DEADLINE.toNanos();
-        while (!listening(local)) {
-            if (server.isDone()) {
-                fail("the server ended before listening: " + server.get());
-            }
-            if (System.nanoTime() > deadline) {
-                fail("nothing listens on port " + port + " after " + DEADLINE);
-            }
-            TimeUnit.MILLISECONDS.sleep(20); // polling interval only
-        }
-    }
-
-    private static boolean listening(String localPortSuffix) throws IOException {
-        for (String table : List.of("/proc/net/tcp", "/proc/net/tcp6")) {
-            Path p = Path.of(table);
-            if (!Files.exists(p)) {
-                continue;
-            }
-            for (String line : Files.readAllLines(p)) {
-                String[] f = line.trim().split("\\s+");
-                if (f.length > 3 && f[1].endsWith(localPortSuffix) && f[3].equals("0A")) {
-                    return true;
-                }
-            }
-        }
-        return false;
-    }
 }
