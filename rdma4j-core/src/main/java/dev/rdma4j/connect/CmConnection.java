@@ -25,6 +25,8 @@ public final class CmConnection implements AutoCloseable {
     private final CompletableFuture<Void> disconnected = new CompletableFuture<>();
     private final AtomicBoolean closed = new AtomicBoolean();
     private final AtomicBoolean disconnecting = new AtomicBoolean();
+    private final java.util.concurrent.CopyOnWriteArrayList<java.util.function.Consumer<CmEvent>> listeners =
+            new java.util.concurrent.CopyOnWriteArrayList<>();
     private volatile QueuePair queuePair;
     private volatile Context context;
     private volatile byte[] peerPrivateData = new byte[0];
@@ -106,7 +108,26 @@ public final class CmConnection implements AutoCloseable {
         });
     }
 
+    /**
+     * Adds a listener for every rdma_cm event of this connection's id (route resolution, ESTABLISHED,
+     * DISCONNECTED, ...), as typed values.
+     *
+     * @param listener called on the engine thread, after rdma4j handled the event
+     */
+    public void addEventListener(java.util.function.Consumer<CmEvent> listener) {
+        listeners.add(listener);
+    }
+
     private void onEvent(RdmaCm.Event e) {
+        try {
+            handle(e);
+        } finally {
+            CmEvent value = new CmEvent(CmEventType.of(e.type()), e.status(), e.privateData());
+            listeners.forEach(l -> l.accept(value));
+        }
+    }
+
+    private void handle(RdmaCm.Event e) {
         CmEventType type = CmEventType.of(e.type());
         try {
             switch (type) {

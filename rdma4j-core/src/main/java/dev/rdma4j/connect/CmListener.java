@@ -17,6 +17,8 @@ public final class CmListener implements AutoCloseable {
     private final ArrayDeque<CmConnectionRequest> requests = new ArrayDeque<>();
     private final ArrayDeque<CompletableFuture<CmConnectionRequest>> waiting = new ArrayDeque<>();
     private boolean closed;
+    private final java.util.concurrent.CopyOnWriteArrayList<java.util.function.Consumer<CmEvent>> listeners =
+            new java.util.concurrent.CopyOnWriteArrayList<>();
 
     private CmListener(CmEventChannel channel, InetSocketAddress address, int backlog) throws VerbsException {
         this.channel = channel;
@@ -64,7 +66,18 @@ public final class CmListener implements AutoCloseable {
         return f;
     }
 
+    /**
+     * Adds a listener for the listening id's rdma_cm events (CONNECT_REQUEST, DEVICE_REMOVAL, ...).
+     *
+     * @param listener called on the engine thread
+     */
+    public void addEventListener(java.util.function.Consumer<CmEvent> listener) {
+        listeners.add(listener);
+    }
+
     private void onEvent(RdmaCm.Event e) {
+        CmEvent value = new CmEvent(CmEventType.of(e.type()), e.status(), e.privateData());
+        listeners.forEach(l -> l.accept(value));
         if (CmEventType.of(e.type()) != CmEventType.CONNECT_REQUEST) {
             return;
         }

@@ -250,6 +250,61 @@ public final class AsyncQueuePair implements AutoCloseable {
     }
 
     /**
+     * Blocking {@link #sendWithImmediateAsync}.
+     *
+     * @param region    source
+     * @param offset    offset
+     * @param length    bytes
+     * @param immediate 32 bits for the peer
+     * @return the completion
+     * @throws java.io.IOException {@link WorkRequestException} or {@link VerbsException}
+     * @throws InterruptedException if interrupted while waiting
+     */
+    public WorkCompletion sendWithImmediate(MemoryRegion region, long offset, int length, int immediate)
+            throws java.io.IOException, InterruptedException {
+        return await(postSend("send with immediate", true, (b, id) -> b.sendWithImmediate(id, region, offset, length,
+                immediate)));
+    }
+
+    /**
+     * Blocking {@link #sendToAsync}.
+     *
+     * @param region     source
+     * @param offset     offset
+     * @param length     bytes
+     * @param ah         route
+     * @param remoteQpn  destination QP
+     * @param remoteQkey destination Q_Key
+     * @return the completion
+     * @throws java.io.IOException {@link WorkRequestException} or {@link VerbsException}
+     * @throws InterruptedException if interrupted while waiting
+     */
+    public WorkCompletion sendTo(MemoryRegion region, long offset, int length, AddressHandle ah, int remoteQpn,
+            int remoteQkey) throws java.io.IOException, InterruptedException {
+        return await(postSend("UD send", true, (b, id) -> b.sendTo(id, region, offset, length, ah, remoteQpn,
+                remoteQkey)));
+    }
+
+    /**
+     * Blocking {@link #writeWithImmediateAsync}.
+     *
+     * @param region       source
+     * @param offset       offset
+     * @param length       bytes
+     * @param remote       peer region
+     * @param remoteOffset offset in it
+     * @param immediate    32 bits for the peer
+     * @return the completion
+     * @throws java.io.IOException {@link WorkRequestException} or {@link VerbsException}
+     * @throws InterruptedException if interrupted while waiting
+     */
+    public WorkCompletion writeWithImmediate(MemoryRegion region, long offset, int length, RemoteRegion remote,
+            long remoteOffset, int immediate) throws java.io.IOException, InterruptedException {
+        return await(postSend("RDMA write with immediate", true, (b, id) -> b.writeWithImmediate(id, region, offset,
+                length, remote, remoteOffset, immediate)));
+    }
+
+    /**
      * Blocking {@link #writeAsync}.
      *
      * @param region       source

@@ -72,6 +72,8 @@ class RdmaCmDeviceTest {
         try (CompletionEngine engine = CompletionEngine.builder().mode(PollingMode.EVENT).build();
                 CmEventChannel channel = CmEventChannel.create(engine)) {
             try (CmListener listener = CmListener.listen(channel, addr, 4)) {
+                java.util.concurrent.LinkedBlockingQueue<CmEvent> listenerEvents = new java.util.concurrent.LinkedBlockingQueue<>();
+                listener.addEventListener(listenerEvents::add);
                 CompletableFuture<CmConnectionRequest> request = listener.nextRequest();
                 CompletableFuture<CmConnection> client = CmConnection.connect(channel, addr, setup(engine),
                         bytes("hello from the client"), Duration.ofSeconds(30));
@@ -79,6 +81,9 @@ class RdmaCmDeviceTest {
                 assertThat(text(r.privateData(), 21)).isEqualTo("hello from the client");
                 CmConnection server = r.accept(setup(engine), bytes("welcome")).get(T, TimeUnit.SECONDS);
                 CmConnection c = client.get(T, TimeUnit.SECONDS);
+                java.util.concurrent.LinkedBlockingQueue<CmEvent> clientEvents = new java.util.concurrent.LinkedBlockingQueue<>();
+                c.addEventListener(clientEvents::add);
+                assertThat(listenerEvents.poll(T, TimeUnit.SECONDS).type()).isEqualTo(CmEventType.CONNECT_REQUEST);
                 try (server; c) {
                     assertThat(text(c.peerPrivateData(), 7)).isEqualTo("welcome");
                     assertThat(c.queuePair().query().state()).isEqualTo(QpState.RTS);
@@ -99,6 +104,9 @@ class RdmaCmDeviceTest {
                         c.disconnect();
                         server.disconnected().get(T, TimeUnit.SECONDS);
                         c.disconnected().get(T, TimeUnit.SECONDS);
+                        CmEvent disconnected = clientEvents.poll(T, TimeUnit.SECONDS);
+                        assertThat(disconnected).isNotNull();
+                        assertThat(disconnected.type()).isEqualTo(CmEventType.DISCONNECTED);
                         assertThat(c.queuePair().query().state()).isEqualTo(QpState.ERROR);
                         assertThat(server.queuePair().query().state()).isEqualTo(QpState.ERROR);
                         cq.close();

@@ -98,6 +98,21 @@ class CompletionEngineDeviceTest {
 
     @ParameterizedTest
     @EnumSource(PollingMode.class)
+    void blockingImmediateForms(PollingMode mode) throws Exception {
+        try (EnginePair p = new EnginePair(mode, 16)) {
+            CompletableFuture<WorkCompletion> r1 = p.b.receiveAsync(p.memB, 0, 64);
+            assertThat(p.a.sendWithImmediate(p.memA, 0, 8, 0x1234).opcode()).isEqualTo(WcOpcode.SEND);
+            assertThat(r1.get(T, TimeUnit.SECONDS).immediateData()).isEqualTo(0x1234);
+            CompletableFuture<WorkCompletion> r2 = p.b.receiveAsync(p.memB, 0, 64);
+            p.a.writeWithImmediate(p.memA, 0, 64, p.memB.remote(), 4096, 0x5678);
+            WorkCompletion w = r2.get(T, TimeUnit.SECONDS);
+            assertThat(w.opcode()).isEqualTo(WcOpcode.RECV_RDMA_WITH_IMM);
+            assertThat(w.immediateData()).isEqualTo(0x5678);
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(PollingMode.class)
     void failedCompletionsCarryTheirStatus(PollingMode mode) throws Exception {
         try (EnginePair p = new EnginePair(mode, 8)) {
             RemoteRegion bad = new RemoteRegion(p.memB.address(), 64, p.memB.rkey() ^ 0x11100);
