@@ -97,26 +97,7 @@ final class PingpongExchange {
      * @throws PingpongException with the C tool's messages
      */
     static QpEndpoint client(String host, int port, QpEndpoint local) throws PingpongException {
-        InetAddress[] addresses;
-        try {
-            addresses = InetAddress.getAllByName(host);
-        } catch (UnknownHostException e) {
-            throw new PingpongException("Name or service not known for " + host + ":" + port, e);
-        }
-        Socket socket = null;
-        for (InetAddress a : addresses) {
-            Socket s = new Socket();
-            try {
-                s.connect(new InetSocketAddress(a, port));
-                socket = s;
-                break;
-            } catch (IOException e) {
-                closeQuietly(s);
-            }
-        }
-        if (socket == null) {
-            throw new PingpongException("Couldn't connect to " + host + ":" + port);
-        }
+        Socket socket = connect(host, port);
         try {
             OutputStream out = socket.getOutputStream();
             InputStream in = socket.getInputStream();
@@ -207,7 +188,39 @@ final class PingpongExchange {
         }
     }
 
-    private static void closeQuietly(Socket s) {
+    /**
+     * Connects as the C clients do: every address the name resolves to in turn, then the C message.
+     *
+     * @param host the server's name or address
+     * @param port the TCP port
+     * @return the connected socket
+     * @throws PingpongException "Couldn't connect to host:port" (or the resolver's failure)
+     */
+    static Socket connect(String host, int port) throws PingpongException {
+        InetAddress[] addresses;
+        try {
+            addresses = InetAddress.getAllByName(host);
+        } catch (UnknownHostException e) {
+            throw new PingpongException("Name or service not known for " + host + ":" + port, e);
+        }
+        Socket socket = null;
+        for (InetAddress a : addresses) {
+            Socket s = new Socket();
+            try {
+                s.connect(new InetSocketAddress(a, port));
+                socket = s;
+                break;
+            } catch (IOException e) {
+                closeQuietly(s);
+            }
+        }
+        if (socket == null) {
+            throw new PingpongException("Couldn't connect to " + host + ":" + port);
+        }
+        return socket;
+    }
+
+    static void closeQuietly(Socket s) {
         try {
             s.close();
         } catch (IOException e) {

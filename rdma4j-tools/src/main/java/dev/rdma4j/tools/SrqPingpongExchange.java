@@ -6,11 +6,9 @@ import dev.rdma4j.QpEndpoint;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
-import java.net.UnknownHostException;
 import java.util.List;
 
 /**
@@ -51,26 +49,7 @@ final class SrqPingpongExchange {
      * @throws PingpongException with the C tool's messages
      */
     static QpEndpoint[] client(String host, int port, List<QpEndpoint> local) throws PingpongException {
-        InetAddress[] addresses;
-        try {
-            addresses = InetAddress.getAllByName(host);
-        } catch (UnknownHostException e) {
-            throw new PingpongException("Name or service not known for " + host + ":" + port, e);
-        }
-        Socket socket = null;
-        for (InetAddress a : addresses) {
-            Socket s = new Socket();
-            try {
-                s.connect(new InetSocketAddress(a, port));
-                socket = s;
-                break;
-            } catch (IOException e) {
-                closeQuietly(s);
-            }
-        }
-        if (socket == null) {
-            throw new PingpongException("Couldn't connect to " + host + ":" + port);
-        }
+        Socket socket = PingpongExchange.connect(host, port);
         try {
             OutputStream out = socket.getOutputStream();
             InputStream in = socket.getInputStream();
@@ -91,7 +70,7 @@ final class SrqPingpongExchange {
         } catch (IOException e) {
             throw new PingpongException("Couldn't send local address", e);
         } finally {
-            closeQuietly(socket);
+            PingpongExchange.closeQuietly(socket);
         }
     }
 
@@ -144,7 +123,7 @@ final class SrqPingpongExchange {
         } catch (IOException e) {
             throw new PingpongException("Couldn't send local address", e);
         } finally {
-            closeQuietly(conn);
+            PingpongExchange.closeQuietly(conn);
         }
     }
 
@@ -179,13 +158,5 @@ final class SrqPingpongExchange {
             remote[i] = PingpongExchange.decode(msg);
         }
         return remote;
-    }
-
-    private static void closeQuietly(Socket s) {
-        try {
-            s.close();
-        } catch (IOException e) {
-            // nothing was left to send: the exchange is over either way
-        }
     }
 }
