@@ -67,7 +67,7 @@ final class PingpongContext implements AutoCloseable {
     private int remoteQpn;
 
     @FunctionalInterface
-    private interface Verb<T> {
+    interface Verb<T> {
         T run() throws VerbsException;
     }
 
@@ -308,7 +308,8 @@ final class PingpongContext implements AutoCloseable {
         }
     }
 
-    private static void destroy(AutoCloseable r, String failure) throws PingpongException {
+    /** Closes {@code r} (if any), reporting a failure with the C tool's message. */
+    static void destroy(AutoCloseable r, String failure) throws PingpongException {
         try {
             if (r != null) {
                 r.close();
@@ -318,7 +319,8 @@ final class PingpongContext implements AutoCloseable {
         }
     }
 
-    private static <T> T verb(String failure, Verb<T> v) throws PingpongException {
+    /** Runs a verb, turning its failure into the C tool's message. */
+    static <T> T verb(String failure, Verb<T> v) throws PingpongException {
         try {
             return v.run();
         } catch (VerbsException | RuntimeException e) {

@@ -139,18 +139,7 @@ final class PingpongExchange {
      * @throws PingpongException with the C tool's messages
      */
     static QpEndpoint server(int port, QpEndpoint local, Connector connector) throws PingpongException {
-        Socket conn;
-        try (ServerSocket listener = new ServerSocket()) {
-            listener.setReuseAddress(true);
-            listener.bind(new InetSocketAddress(port), 1);
-            try {
-                conn = listener.accept();
-            } catch (IOException e) {
-                throw new PingpongException("accept() failed", e);
-            }
-        } catch (IOException e) {
-            throw new PingpongException("Couldn't listen to port " + port, e);
-        }
+        Socket conn = acceptOne(port);
         try {
             OutputStream out = conn.getOutputStream();
             InputStream in = conn.getInputStream();
@@ -218,6 +207,29 @@ final class PingpongExchange {
             throw new PingpongException("Couldn't connect to " + host + ":" + port);
         }
         return socket;
+    }
+
+    /**
+     * Listens on {@code port} (all local addresses) for exactly one client, as the C servers do.
+     *
+     * @param port the TCP port
+     * @return the client's connection
+     * @throws PingpongException "Couldn't listen to port N" or "accept() failed"
+     */
+    static Socket acceptOne(int port) throws PingpongException {
+        Socket conn;
+        try (ServerSocket listener = new ServerSocket()) {
+            listener.setReuseAddress(true);
+            listener.bind(new InetSocketAddress(port), 1);
+            try {
+                conn = listener.accept();
+            } catch (IOException e) {
+                throw new PingpongException("accept() failed", e);
+            }
+        } catch (IOException e) {
+            throw new PingpongException("Couldn't listen to port " + port, e);
+        }
+        return conn;
     }
 
     static void closeQuietly(Socket s) {

@@ -1,5 +1,8 @@
 package dev.rdma4j.tools;
 
+import static dev.rdma4j.tools.PingpongContext.destroy;
+import static dev.rdma4j.tools.PingpongContext.verb;
+
 import dev.rdma4j.AccessFlag;
 import dev.rdma4j.Context;
 import dev.rdma4j.Device;
@@ -48,11 +51,6 @@ final class SrqPingpongContext implements AutoCloseable {
     private PingpongCompletions cq;
     private SharedReceiveQueue srq;
     private boolean inline;
-
-    @FunctionalInterface
-    private interface Verb<T> {
-        T run() throws VerbsException;
-    }
 
     private SrqPingpongContext(int size, int ibPort) {
         this.size = size;
@@ -299,21 +297,5 @@ final class SrqPingpongContext implements AutoCloseable {
         return r != null ? r : () -> { };
     }
 
-    private static void destroy(AutoCloseable r, String failure) throws PingpongException {
-        try {
-            if (r != null) {
-                r.close();
-            }
-        } catch (Exception e) {
-            throw new PingpongException(failure, e);
-        }
-    }
 
-    private static <T> T verb(String failure, Verb<T> v) throws PingpongException {
-        try {
-            return v.run();
-        } catch (VerbsException | RuntimeException e) {
-            throw new PingpongException(failure, e);
-        }
-    }
 }

@@ -6,8 +6,6 @@ import dev.rdma4j.QpEndpoint;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.util.List;
 
@@ -85,18 +83,7 @@ final class SrqPingpongExchange {
      * @throws PingpongException with the C tool's messages
      */
     static QpEndpoint[] server(int port, List<QpEndpoint> local, Connector connector) throws PingpongException {
-        Socket conn;
-        try (ServerSocket listener = new ServerSocket()) {
-            listener.setReuseAddress(true);
-            listener.bind(new InetSocketAddress(port), 1);
-            try {
-                conn = listener.accept();
-            } catch (IOException e) {
-                throw new PingpongException("accept() failed", e);
-            }
-        } catch (IOException e) {
-            throw new PingpongException("Couldn't listen to port " + port, e);
-        }
+        Socket conn = PingpongExchange.acceptOne(port);
         try {
             OutputStream out = conn.getOutputStream();
             InputStream in = conn.getInputStream();
