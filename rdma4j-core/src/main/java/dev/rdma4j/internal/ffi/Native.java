@@ -82,6 +82,30 @@ public final class Native {
         return capturedErrno != 0 ? capturedErrno : 5; // EIO: the verb gave no reason
     }
 
+    /** A verb returning 0 on success, called with a fresh errno capture slot. */
+    @FunctionalInterface
+    public interface StatusCall {
+        int call(MemorySegment errno) throws Throwable;
+    }
+
+    /**
+     * Runs a status verb; a non-zero result becomes a {@link VerbsException} with the verb, the errno
+     * (the result itself or the captured errno, see {@link #errorCode}) and its text.
+     */
+    public static void check(String verb, String detail, StatusCall call) throws VerbsException {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment errno = errnoSlot(arena);
+            int rc = call.call(errno);
+            if (rc != 0) {
+                throw fail(verb, errorCode(rc, errno(errno)), detail);
+            }
+        } catch (VerbsException | RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
     /** Rethrows a Throwable from invokeExact: native calls throw nothing checked. */
     public static RuntimeException rethrow(Throwable t) {
         if (t instanceof RuntimeException r) {

@@ -117,24 +117,9 @@ public final class RdmaCm {
         }
     }
 
-    @FunctionalInterface
-    private interface Call {
-        int call(MemorySegment errno) throws Throwable;
-    }
-
-    private static void check(String verb, String detail, Call c) throws VerbsException {
+    private static void check(String verb, String detail, Native.StatusCall call) throws VerbsException {
         lib();
-        try (Arena a = Arena.ofConfined()) {
-            MemorySegment errno = Native.errnoSlot(a);
-            int rc = c.call(errno);
-            if (rc != 0) {
-                throw Native.fail(verb, Native.errorCode(rc, Native.errno(errno)), detail);
-            }
-        } catch (VerbsException | RuntimeException | Error e) {
-            throw e;
-        } catch (Throwable t) {
-            throw Native.rethrow(t);
-        }
+        Native.check(verb, detail, call);
     }
 
     /** rdma_create_event_channel, with its fd made non-blocking. */

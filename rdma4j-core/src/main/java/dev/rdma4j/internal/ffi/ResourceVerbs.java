@@ -69,12 +69,6 @@ public final class ResourceVerbs {
         MemorySegment call(MemorySegment errno) throws Throwable;
     }
 
-    /** An int-returning verb (0 = success). */
-    @FunctionalInterface
-    private interface IntCall {
-        int call(MemorySegment errno) throws Throwable;
-    }
-
     private static MemorySegment pointer(String verb, String detail, long size, PointerCall call)
             throws VerbsException {
         Libibverbs.ensureLoaded();
@@ -92,19 +86,9 @@ public final class ResourceVerbs {
         }
     }
 
-    private static void status(String verb, String detail, IntCall call) throws VerbsException {
+    private static void status(String verb, String detail, Native.StatusCall call) throws VerbsException {
         Libibverbs.ensureLoaded();
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment errno = Native.errnoSlot(arena);
-            int rc = call.call(errno);
-            if (rc != 0) {
-                throw Native.fail(verb, Native.errorCode(rc, Native.errno(errno)), detail);
-            }
-        } catch (VerbsException | RuntimeException | Error e) {
-            throw e;
-        } catch (Throwable t) {
-            throw Native.rethrow(t);
-        }
+        Native.check(verb, detail, call);
     }
 
     public static MemorySegment allocPd(MemorySegment ctx) throws VerbsException {
