@@ -244,7 +244,14 @@ public final class Context extends NativeResource {
     /**
      * Reads every pending asynchronous event ({@code ibv_get_async_event}, then {@code ibv_ack_async_event}),
      * resolves it to its queue pair / CQ / SRQ / port, and delivers it to that object's listeners and to this
-     * context's. Never blocks.
+     * context's. Never blocks on the fd.
+     *
+     * <p>Thread-safe, and a barrier: reading and delivering happen under one lock, which an engine watching
+     * this context ({@code engine.watchAsyncEvents}) takes too, so when this call returns every event the
+     * device queued before it has been delivered to its listeners, by this thread or by the engine. Async
+     * events and completions travel through different fds in no set order: a thread that polled the last
+     * completion of a burst calls this to be sure the events that burst raised (e.g. SRQ_LIMIT_REACHED) have
+     * been handled. Listeners run under that lock, so they must not wait for another thread that calls it.
      *
      * @return the number of events processed
      */

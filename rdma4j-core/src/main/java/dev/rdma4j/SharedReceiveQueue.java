@@ -23,7 +23,9 @@ import java.util.function.Consumer;
  * raises {@link AsyncEventType#SRQ_LIMIT_REACHED} once and resets the limit to 0;
  * {@link #nextLimitEvent()} and {@link #addEventListener} deliver it (the context's async events must be
  * processed: {@code engine.watchAsyncEvents(ctx)} or {@link Context#processAsyncEvents()}), and
- * {@link #refillOnLimit} keeps the pool topped up and the limit re-armed by itself.
+ * {@link #refillOnLimit} keeps the pool topped up and the limit re-armed by itself. The event comes through
+ * the context's async fd, not the CQ: a poller can see the completion of the receive that crossed the limit
+ * before the event is dispatched. {@link Context#processAsyncEvents()} is the barrier that waits for it.
  *
  * <p><b>Error.</b> After {@link AsyncEventType#SRQ_ERR} the SRQ can only be destroyed: posting and
  * modifying throw {@link IllegalStateException}.

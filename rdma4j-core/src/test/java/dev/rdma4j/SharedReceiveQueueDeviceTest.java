@@ -304,4 +304,89 @@ class SharedReceiveQueueDeviceTest {
             }
         }
     }
+
+    /**
+     * The demo's burst (issue 8): senders overrun an SRQ kept topped up both by the poller and by
+     * {@link SharedReceiveQueue#refillOnLimit} on the engine thread. The limit event and the receive
+     * completions travel through different fds (async fd, CQ), so the poller can see the last completion
+     * before the engine has dispatched the event; {@link Context#processAsyncEvents()} is the barrier: when it
+     * returns, every event the device raised before the call has been delivered (by this thread or by the
+     * engine, which holds the same lock while it dispatches). So after it, every fire was delivered and
+     * re-armed: the device's limit is back at the watermark. Without the barrier this failed in most runs.
+     */
+    @Test
+    void everyLimitEventIsDeliveredAndRearmedWhenProcessAsyncEventsReturns() throws Exception {
+        int senders = 4, perSender = 32, depth = 16, watermark = 8, slot = 64, rounds = 20;
+        try (Context ctx = TestDevice.device().open();
+                CompletionEngine engine = CompletionEngine.builder().mode(PollingMode.EVENT).build();
+                ProtectionDomain pd = ctx.allocateProtectionDomain();
+                CompletionQueue scq = ctx.createCompletionQueue(senders * perSender + 16);
+                CompletionQueue rcq = ctx.createCompletionQueue(senders * perSender + 16);
+                MemoryRegion pool = pd.allocate(8L * depth * slot, RW); MemoryRegion src = pd.allocate(4096, RW);
+                SharedReceiveQueue srq = pd.createSharedReceiveQueue(depth, 1, 0);
+                WorkCompletions wcs = new WorkCompletions(64)) {
+            engine.watchAsyncEvents(ctx);
+            java.util.concurrent.atomic.AtomicInteger events = new java.util.concurrent.atomic.AtomicInteger();
+            srq.addEventListener(e -> events.incrementAndGet());
+            int[] next = {0};
+            SharedReceiveQueue.RefillAction topUp = s -> {
+                synchronized (next) {
+                    while (s.outstanding() < depth) {
+                        int i = next[0]++ % (8 * depth);
+                        s.postReceive(i, pool, (long) i * slot, slot);
+                    }
+                }
+            };
+            topUp.refill(srq);
+            srq.refillOnLimit(watermark, topUp);
+            List<QueuePair[]> pairs = new ArrayList<>();
+            try {
+                for (int q = 0; q < senders; q++) {
+                    QueuePair a = QueuePair.builder(pd, QpType.RC).completionQueue(scq).capacity(perSender, 1).build();
+                    QueuePair b = QueuePair.builder(pd, QpType.RC).sendCompletionQueue(scq).receiveCompletionQueue(rcq)
+                            .capacity(1, 0).sharedReceiveQueue(srq).build();
+                    pairs.add(new QueuePair[] {a, b});
+                    a.connect(b.localEndpoint(10 + q), q);
+                    b.connect(a.localEndpoint(q), 10 + q);
+                }
+                List<String> bad = new ArrayList<>();
+                for (int round = 0; round < rounds; round++) {
+                    int before = events.get();
+                    for (QueuePair[] p : pairs) {
+                        for (int i = 0; i < perSender; i++) {
+                            p[0].postSend(i, src, 0, 4);
+                        }
+                    }
+                    int received = 0;
+                    int sent = 0;
+                    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+                    while (received < senders * perSender || sent < senders * perSender) {
+                        int n = rcq.poll(wcs);
+                        for (int i = 0; i < n; i++) {
+                            assertThat(wcs.isSuccess(i)).as("receive %s", wcs.get(i)).isTrue();
+                        }
+                        received += n;
+                        if (n > 0) {
+                            topUp.refill(srq);
+                        }
+                        sent += scq.poll(wcs);
+                        assertThat(System.nanoTime()).as("round %d: %d received, %d sent", round, received, sent)
+                                .isLessThan(deadline);
+                    }
+                    ctx.processAsyncEvents(); // the barrier
+                    int fired = events.get() - before;
+                    int limit = srq.query().limit();
+                    if (fired < 1 || limit != watermark) {
+                        bad.add("round " + round + ": " + fired + " event(s) delivered, device limit " + limit);
+                    }
+                }
+                assertThat(bad).as("rounds in which a raised limit event was not yet delivered and re-armed").isEmpty();
+            } finally {
+                for (QueuePair[] p : pairs) {
+                    p[0].close();
+                    p[1].close();
+                }
+            }
+        }
+    }
 }

@@ -159,9 +159,15 @@ final class SrqTour {
                         // send completions: nothing to check beyond their arrival
                     }
                 }
+                // The limit event comes through the async fd, the completions through the CQ: the engine may not
+                // have dispatched the last event yet. processAsyncEvents() returns once every event raised before
+                // it has been delivered (by this thread or the engine), so the count below is final.
+                ctx.processAsyncEvents();
+                int rearmed = srq.query().limit();
                 narrator.verify(received + " messages received through " + K * M + " SRQ receives, each from the QP the "
                         + "completion names; the limit event fired " + limitEvents.get() + " time(s), each refilling "
-                        + "the pool and re-arming the limit", received == N * M && attributed && limitEvents.get() > 0);
+                        + "the pool and re-arming the limit (now " + rearmed + ")",
+                        received == N * M && attributed && limitEvents.get() > 0 && rearmed == M);
                 all.forEach(QueuePair::close);
             } finally {
                 all.forEach(QueuePair::close);
