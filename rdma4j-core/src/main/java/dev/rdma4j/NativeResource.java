@@ -9,11 +9,15 @@ import java.util.concurrent.atomic.AtomicInteger;
  * {@link IllegalStateException}, and leak reporting for objects collected while still open.
  *
  * <p>One counter does it all: {@code >= 0} counts live children plus calls in progress, {@code -1}
- * is closed. A call in progress keeps the handle alive, so no native call can race a destroy.
+ * is closed, and the {@code CLOSING} bit, set by the one {@code close()} that won, refuses new calls
+ * while those in progress finish. A call in progress keeps the handle alive, so no native call can race
+ * a destroy, and callers acquiring in a tight loop cannot starve a close.
  */
 abstract class NativeResource implements AutoCloseable {
     private static final Cleaner CLEANER = Cleaner.create();
     private static final int CLOSED = -1;
+    /** Set while a close waits for the calls in progress: {@link #acquire} refuses. */
+    private static final int CLOSING = 1 << 30;
 
     private final String description;
     private final NativeResource parent;
@@ -67,6 +71,9 @@ abstract class NativeResource implements AutoCloseable {
             if (n == CLOSED) {
                 throw new IllegalStateException(description + " is closed");
             }
+            if ((n & CLOSING) != 0) {
+                throw new IllegalStateException(description + " is closing");
+            }
             if (users.compareAndSet(n, n + 1)) {
                 if (child) {
                     children.incrementAndGet();
@@ -105,10 +112,14 @@ abstract class NativeResource implements AutoCloseable {
         }
     }
 
-    /** @throws IllegalStateException if closed */
+    /** @throws IllegalStateException if closed or closing */
     final void ensureOpen() {
-        if (leak.users.get() == CLOSED) {
+        int n = leak.users.get();
+        if (n == CLOSED) {
             throw new IllegalStateException(description + " is closed");
+        }
+        if ((n & CLOSING) != 0) {
+            throw new IllegalStateException(description + " is closing");
         }
     }
 
@@ -122,28 +133,42 @@ abstract class NativeResource implements AutoCloseable {
     }
 
     /**
-     * Destroys the native object. Idempotent: later calls return at once. Waits for calls in progress
-     * on other threads to return.
+     * Destroys the native object. Idempotent: a call after the close returns at once, a call during
+     * another thread's close waits for it. First refuses new calls ({@code "... is closing"}), then waits
+     * for the calls in progress on other threads to return, then destroys.
      *
-     * @throws IllegalStateException if children (objects created from this one) are still open
+     * @throws IllegalStateException if children (objects created from this one, or posted work requests)
+     *                               still use it; the object then stays open and usable
      */
     @Override
     public final void close() {
         AtomicInteger users = leak.users;
-        for (;;) {
+        int spins = 0;
+        for (;;) { // announce the close: from here on acquire() refuses
             int n = users.get();
             if (n == CLOSED) {
                 return;
             }
-            int kids = children.get();
-            if (kids > 0) {
-                throw new IllegalStateException("cannot close " + description + ": still used by " + kids
-                        + " open object(s) or posted work request(s); close them (or let the work complete) first");
+            if ((n & CLOSING) != 0) {
+                spins = backOff(spins); // another thread is closing: wait for its outcome
+                continue;
             }
-            if (n == 0 && users.compareAndSet(0, CLOSED)) {
+            refuseIfUsed();
+            if (users.compareAndSet(n, n | CLOSING)) {
                 break;
             }
-            Thread.onSpinWait(); // a short verb is running on another thread
+        }
+        spins = 0;
+        for (;;) { // only calls that began before the announcement remain, and they are short
+            int n = users.get();
+            if (n == CLOSING && users.compareAndSet(CLOSING, CLOSED)) {
+                break;
+            }
+            if (children.get() > 0) { // a child was being created as the close began: give up the close
+                users.getAndAdd(-CLOSING);
+                refuseIfUsed();
+            }
+            spins = backOff(spins);
         }
         try {
             destroy();
@@ -152,6 +177,26 @@ abstract class NativeResource implements AutoCloseable {
                 parent.release(true);
             }
         }
+    }
+
+    private void refuseIfUsed() {
+        int kids = children.get();
+        if (kids > 0) {
+            throw new IllegalStateException("cannot close " + description + ": still used by " + kids
+                    + " open object(s) or posted work request(s); close them (or let the work complete) first");
+        }
+    }
+
+    /** Spins briefly, then yields, then parks: a verb in progress takes microseconds, rarely more. */
+    private static int backOff(int spins) {
+        if (spins < 100) {
+            Thread.onSpinWait();
+        } else if (spins < 200) {
+            Thread.yield();
+        } else {
+            java.util.concurrent.locks.LockSupport.parkNanos(50_000);
+        }
+        return spins + 1;
     }
 
     /**

@@ -3,7 +3,12 @@ package dev.rdma4j;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 
 /** The life-cycle rules every verbs object inherits, on a stand-in that counts destroys. */
@@ -64,5 +69,84 @@ class NativeResourceTest {
             }
             assertThat(f.destroyed).hasValue(1);
         }
+    }
+
+    /**
+     * Issue 9: with calls acquiring in a tight loop, a close that waits for the count of calls in progress
+     * to reach 0 while new calls keep arriving never wins. Closing must first refuse new calls.
+     */
+    @Test
+    void closeWinsAgainstEightVirtualThreadsCallingInATightLoop() throws Exception {
+        for (int round = 0; round < 5; round++) {
+            Fake f = new Fake("Fake(busy)", null);
+            AtomicLong calls = new AtomicLong();
+            List<Thread> callers = new ArrayList<>();
+            for (int i = 0; i < 8; i++) {
+                callers.add(Thread.ofVirtual().start(() -> {
+                    try {
+                        for (;;) {
+                            f.acquire(false);
+                            calls.incrementAndGet();
+                            for (int k = 0; k < 200; k++) {
+                                Thread.onSpinWait(); // the verb's own time: calls overlap, as posts and polls do
+                            }
+                            f.release(false);
+                        }
+                    } catch (IllegalStateException closed) {
+                        // the expected end: closing or closed
+                    }
+                }));
+            }
+            // (on 2 cores only two of the eight may ever run: spinning virtual threads do not yield)
+            while (calls.get() < 10_000) {
+                Thread.onSpinWait();
+            }
+            CompletableFuture<Void> close = CompletableFuture.runAsync(f::close, r -> Thread.ofPlatform().daemon().start(r));
+            close.get(20, TimeUnit.SECONDS); // before the fix: never returned
+            for (Thread t : callers) {
+                assertThat(t.join(java.time.Duration.ofSeconds(20))).as("caller ended").isTrue();
+            }
+            assertThat(f.destroyed).hasValue(1);
+            assertThat(f.isClosed()).isTrue();
+        }
+    }
+
+    @Test
+    void aClosingObjectRefusesNewCallsAndClosesWhenTheCallInProgressReturns() throws Exception {
+        Fake f = new Fake("Fake(c)", null);
+        f.acquire(false); // a call in progress
+        CompletableFuture<Void> close = CompletableFuture.runAsync(f::close, r -> Thread.ofPlatform().daemon().start(r));
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        for (;;) { // the closer announces itself: new calls are refused while the one in progress runs
+            try {
+                f.use();
+            } catch (IllegalStateException e) {
+                assertThat(e).hasMessage("Fake(c) is closing");
+                break;
+            }
+            assertThat(System.nanoTime()).as("close began").isLessThan(deadline);
+            Thread.onSpinWait();
+        }
+        assertThat(close).isNotDone();
+        assertThat(f.destroyed).hasValue(0);
+        CompletableFuture<Void> secondClose = CompletableFuture.runAsync(f::close, r -> Thread.ofPlatform().daemon().start(r));
+        f.release(false);
+        close.get(20, TimeUnit.SECONDS);
+        secondClose.get(20, TimeUnit.SECONDS);
+        assertThat(f.destroyed).hasValue(1);
+        assertThatThrownBy(f::use).hasMessage("Fake(c) is closed");
+    }
+
+    @Test
+    void aRefusedCloseLeavesTheObjectUsable() {
+        Fake parent = new Fake("Fake(p)", null);
+        parent.acquire(false);
+        Fake child = new Fake("Fake(k)", parent);
+        assertThatThrownBy(parent::close).hasMessageContaining("still used by 1");
+        parent.use();
+        parent.release(false);
+        child.close();
+        parent.close();
+        assertThat(parent.destroyed).hasValue(1);
     }
 }
