@@ -195,7 +195,7 @@ public final class CompletionQueue extends NativeResource {
     }
 
     void dispatch(AsyncEvent e) {
-        listeners.forEach(l -> l.accept(e));
+        context.notifyListeners(listeners, e);
     }
 
     /** Held while a queue pair using this CQ is destroyed, so no poll runs its completions meanwhile. */

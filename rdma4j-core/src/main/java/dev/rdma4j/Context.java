@@ -17,6 +17,7 @@ public final class Context extends NativeResource {
     private final Device device;
     private final MemorySegment handle;
     private final java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofShared();
+    private final java.util.concurrent.atomic.LongAdder listenerFailures = new java.util.concurrent.atomic.LongAdder();
     private final EventVerbs.Scratch asyncScratch = new EventVerbs.Scratch(arena);
     private final java.util.concurrent.ConcurrentHashMap<Long, Object> objects =
             new java.util.concurrent.ConcurrentHashMap<>();
@@ -292,9 +293,34 @@ public final class Context extends NativeResource {
         if (e.sharedReceiveQueue() != null) {
             e.sharedReceiveQueue().dispatch(e);
         }
-        for (var l : asyncListeners) {
-            l.accept(e);
+        notifyListeners(asyncListeners, e);
+    }
+
+    /**
+     * Calls each listener with {@code e}; one that throws is logged (with its identity) and counted, and the
+     * others still run: the edge-triggered async fd must be drained whatever a listener does.
+     */
+    void notifyListeners(Iterable<? extends java.util.function.Consumer<AsyncEvent>> listeners, AsyncEvent e) {
+        for (var l : listeners) {
+            try {
+                l.accept(e);
+            } catch (RuntimeException | LinkageError | AssertionError failed) {
+                listenerFailures.increment();
+                System.getLogger("dev.rdma4j").log(System.Logger.Level.WARNING,
+                        () -> "async event listener " + l + " threw on " + e + " (" + description() + ")", failed);
+            }
         }
+    }
+
+    /**
+     * How many times an async-event listener (of this context or of its queue pairs, CQs and SRQs) threw.
+     * Such an exception is logged through {@code System.Logger} ("dev.rdma4j") and the other listeners
+     * and events are still delivered.
+     *
+     * @return the count since this context was opened
+     */
+    public long listenerFailures() {
+        return listenerFailures.sum();
     }
 
     /**

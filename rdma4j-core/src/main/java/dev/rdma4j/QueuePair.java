@@ -200,7 +200,7 @@ public final class QueuePair extends NativeResource {
     }
 
     void dispatch(AsyncEvent e) {
-        listeners.forEach(l -> l.accept(e));
+        context.notifyListeners(listeners, e);
     }
 
     /** rdma_cm moved the QP (connect, accept, disconnect). */

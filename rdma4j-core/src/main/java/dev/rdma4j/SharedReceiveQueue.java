@@ -332,7 +332,7 @@ public final class SharedReceiveQueue extends NativeResource {
         if (e.type() == AsyncEventType.SRQ_ERR) {
             inError = true;
         }
-        listeners.forEach(l -> l.accept(e));
+        context.notifyListeners(listeners, e);
     }
 
     private void ensureUsable() {

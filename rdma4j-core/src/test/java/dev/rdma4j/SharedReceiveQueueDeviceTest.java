@@ -389,4 +389,53 @@ class SharedReceiveQueueDeviceTest {
             }
         }
     }
+
+    /**
+     * Issue 9: a listener that throws (here {@link IllegalStateException}, which the engine used to take for
+     * "closed" and unregister the fd for good) neither hides the event from the other listeners nor stops
+     * later events: it is logged and counted ({@link Context#listenerFailures()}).
+     */
+    @Test
+    void aThrowingListenerDoesNotStopTheOtherListenersOrLaterEvents() throws Exception {
+        try (Context ctx = TestDevice.device().open();
+                CompletionEngine engine = CompletionEngine.builder().mode(PollingMode.EVENT).build();
+                ProtectionDomain pd = ctx.allocateProtectionDomain(); CompletionQueue scq = ctx.createCompletionQueue(64);
+                CompletionQueue rcq = ctx.createCompletionQueue(64); MemoryRegion mr = pd.allocate(65536, RW);
+                SharedReceiveQueue srq = pd.createSharedReceiveQueue(10, 1, 0);
+                WorkCompletions wcs = new WorkCompletions(16)) {
+            LinkedBlockingQueue<AsyncEvent> bySrq = new LinkedBlockingQueue<>();
+            LinkedBlockingQueue<AsyncEvent> byContext = new LinkedBlockingQueue<>();
+            srq.addEventListener(e -> {
+                throw new IllegalStateException("listener bug (on purpose)");
+            });
+            srq.addEventListener(bySrq::add);
+            ctx.addAsyncEventListener(e -> {
+                throw new IllegalArgumentException("another listener bug (on purpose)");
+            });
+            ctx.addAsyncEventListener(byContext::add);
+            engine.watchAsyncEvents(ctx);
+            QueuePair[] p = pair(pd, scq, rcq, srq);
+            try {
+                for (int i = 0; i < 10; i++) {
+                    srq.postReceive(i, mr, i * 1024L, 1024);
+                }
+                for (int round = 1; round <= 2; round++) {
+                    srq.armLimit(srq.outstanding()); // the next receive consumed crosses it
+                    p[0].postSend(round, mr, 32_768, 64);
+                    await(scq, wcs, 1);
+                    await(rcq, wcs, 1);
+                    AsyncEvent e = bySrq.poll(120, TimeUnit.SECONDS);
+                    assertThat(e).as("round %d: the SRQ's second listener got the event", round).isNotNull();
+                    assertThat(e.type()).isEqualTo(AsyncEventType.SRQ_LIMIT_REACHED);
+                    assertThat(byContext.poll(120, TimeUnit.SECONDS)).as("round %d: the context's listener", round)
+                            .isSameAs(e);
+                    ctx.processAsyncEvents(); // barrier: both throwing listeners have run
+                    assertThat(ctx.listenerFailures()).isEqualTo(2L * round);
+                }
+            } finally {
+                p[0].close();
+                p[1].close();
+            }
+        }
+    }
 }
