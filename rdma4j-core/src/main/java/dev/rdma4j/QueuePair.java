@@ -545,7 +545,8 @@ public final class QueuePair extends NativeResource {
             }
             for (int i = 0; i < n; i++) {
                 if (batch.sgeCounts[i] > capabilities.maxSendSge()
-                        || (batch.isInline(i) && batch.bytes[i] > capabilities.maxInlineData())) {
+                        || (batch.isInline(i) && batch.bytes[i] > capabilities.maxInlineData())
+                        || batch.refusalFor(type, i) != null) {
                     batch.failedIndex = i;
                     return EINVAL;
                 }
@@ -654,6 +655,8 @@ public final class QueuePair extends NativeResource {
             why = "send queue full (" + capabilities.maxSendWr() + " outstanding; signal some requests and poll)";
         } else if (state != QpState.RTS && state != QpState.SQD && state != QpState.SQE && state != QpState.ERROR) {
             why = "the QP is in " + state + ", sends need RTS";
+        } else if (b.refusalFor(type, i) != null) {
+            why = b.refusalFor(type, i);
         } else if (b.sgeCounts[i] > capabilities.maxSendSge()) {
             why = "it has " + b.sgeCounts[i] + " scatter/gather entries, the QP allows " + capabilities.maxSendSge();
         } else if (b.isInline(i) && b.bytes[i] > capabilities.maxInlineData()) {

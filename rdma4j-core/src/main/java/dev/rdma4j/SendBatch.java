@@ -26,7 +26,11 @@ public final class SendBatch extends RequestBatch {
      */
     public SendBatch(int capacity, int maxSge) {
         super(capacity, maxSge, 1, WrView.SEND_SIZE);
+        this.addressed = new boolean[capacity];
     }
+
+    /** Whether request i carries an address handle ({@link #sendTo}), which UD sends need and only they take. */
+    private final boolean[] addressed;
 
     /**
      * Empties the batch for reuse.
@@ -41,6 +45,7 @@ public final class SendBatch extends RequestBatch {
 
     private int start(long wrId, int opcode, int imm) {
         int i = begin(wrId);
+        addressed[i] = false;
         WrView.send(wrs, i, sgList(i), opcode, SEND_SIGNALED, imm);
         if (i > 0) {
             WrView.sendNext(wrs, i - 1, wrs.address() + i * WrView.SEND_SIZE);
@@ -102,6 +107,7 @@ public final class SendBatch extends RequestBatch {
             int remoteQpn, int remoteQkey) {
         int i = start(wrId, WrView.WR_SEND, 0);
         WrView.ud(wrs, i, ah.handle().address(), remoteQpn, remoteQkey);
+        addressed[i] = true;
         addRef(i, ah);
         return local(i, region, offset, length);
     }
@@ -276,6 +282,24 @@ public final class SendBatch extends RequestBatch {
             throw new IllegalStateException("no request in the batch yet");
         }
         return count - 1;
+    }
+
+    /**
+     * Why request i cannot go on a queue pair of {@code type}, or null when it can; constant strings, so the
+     * post path allocates nothing. A provider given a request its QP type cannot take may crash (rxe reads
+     * the missing address handle of a UD send), so the check comes before the post.
+     */
+    String refusalFor(QpType type, int i) {
+        int op = WrView.sendOpcode(wrs, i);
+        return switch (type) {
+            case UD -> !addressed[i] ? "UD sends need an address handle (SendBatch.sendTo, AsyncQueuePair.sendToAsync)"
+                    : op != WrView.WR_SEND && op != WrView.WR_SEND_WITH_IMM
+                            ? "UD queue pairs only send: no RDMA read/write or atomics" : null;
+            case UC -> addressed[i] ? "an address handle (sendTo) is for UD queue pairs, this one is UC"
+                    : op == WrView.WR_RDMA_READ || op == WrView.WR_ATOMIC_CMP_AND_SWP
+                            || op == WrView.WR_ATOMIC_FETCH_AND_ADD ? "UC queue pairs have no RDMA read or atomics" : null;
+            default -> addressed[i] ? "an address handle (sendTo) is for UD queue pairs, this one is RC" : null;
+        };
     }
 
     boolean isInline(int i) {

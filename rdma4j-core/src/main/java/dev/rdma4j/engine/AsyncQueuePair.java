@@ -407,11 +407,8 @@ public final class AsyncQueuePair implements AutoCloseable {
             try {
                 send.clear();
                 encoder.encode(send, id);
-                int rc = qp.tryPost(send);
-                if (rc != 0) {
-                    fail(id, Native.fail("ibv_post_send", rc, what + " on " + qp));
-                }
-            } catch (RuntimeException e) {
+                qp.post(send); // a refusal throws with the QP's reason (e.g. a UD send without address handle)
+            } catch (VerbsException | RuntimeException e) {
                 fail(id, e);
             } finally {
                 sendLock.unlock();
