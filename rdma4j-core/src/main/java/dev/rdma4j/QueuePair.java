@@ -487,6 +487,7 @@ public final class QueuePair extends NativeResource {
      * @throws VerbsException if the port cannot be queried
      */
     public QpEndpoint localEndpoint(int psn) throws VerbsException {
+        ensureOpen();
         PortAttributes p = context.queryPort(port);
         return new QpEndpoint(p.lid(), qpNumber, psn, p.isRoce() ? context.bestRoceGid(port).gid() : Gid.ZERO);
     }
@@ -500,6 +501,7 @@ public final class QueuePair extends NativeResource {
      * @throws VerbsException if the port or GID cannot be queried
      */
     public QpEndpoint localEndpoint(int psn, int gidIndex) throws VerbsException {
+        ensureOpen();
         PortAttributes p = context.queryPort(port);
         return new QpEndpoint(p.lid(), qpNumber, psn, gidIndex < 0 ? Gid.ZERO : context.queryGid(port, gidIndex).gid());
     }

@@ -83,4 +83,17 @@ class MisuseCrashDeviceTest {
             assertThat(l.awaitOne(l.cqA).isSuccess()).isTrue();
         }
     }
+
+    @Test
+    void aClosedQueuePairCannotBeWrappedOrDescribed() throws Exception {
+        try (Loopback l = new Loopback(QpType.RC); CompletionEngine engine = CompletionEngine.builder().build()) {
+            l.a.close();
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> l.a.localEndpoint(1))
+                    .isInstanceOf(IllegalStateException.class).hasMessageContaining("is closed");
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> l.a.localEndpoint(1, 1))
+                    .isInstanceOf(IllegalStateException.class).hasMessageContaining("is closed");
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> engine.wrap(l.a))
+                    .isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
+        }
+    }
 }

@@ -442,6 +442,7 @@ public final class AsyncQueuePair implements AutoCloseable {
             return CompletableFuture.failedFuture(new IllegalStateException(qp + " is closed"));
         }
         if (wait) {
+            engine.refuseBlockingOnEngineThread("AsyncQueuePair's blocking " + what);
             room.acquireUninterruptibly();
         } else if (!room.tryAcquire()) {
             return CompletableFuture.failedFuture(Native.fail(what.equals("receive") ? "ibv_post_recv" : "ibv_post_send",

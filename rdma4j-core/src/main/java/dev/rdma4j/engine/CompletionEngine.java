@@ -110,7 +110,14 @@ public final class CompletionEngine implements AutoCloseable {
             throw Native.fail("epoll_ctl", -rc, "eventfd");
         }
         this.thread = Thread.ofPlatform().daemon().name(b.name).unstarted(this::run);
-        thread.start();
+        try {
+            thread.start();
+        } catch (RuntimeException | Error e) { // no thread (e.g. out of memory): give the fds back
+            Libc.close(wakeFd);
+            Libc.close(epfd);
+            arena.close();
+            throw e;
+        }
     }
 
     /**
@@ -182,6 +189,9 @@ public final class CompletionEngine implements AutoCloseable {
      */
     public AsyncQueuePair wrap(dev.rdma4j.QueuePair qp) {
         ensureOpen();
+        if (qp.isClosed()) {
+            throw new IllegalStateException("cannot wrap " + qp + ": it is closed");
+        }
         AsyncQueuePair a = new AsyncQueuePair(this, qp);
         queuePairs.add(a);
         return a;
@@ -264,6 +274,29 @@ public final class CompletionEngine implements AutoCloseable {
             ch = created;
         }
         return ch;
+    }
+
+    /**
+     * Whether the calling thread is this engine's thread (Netty's {@code inEventLoop()}): completion
+     * callbacks, listeners and continuations of the futures it completes run there, and nothing that waits
+     * for the engine may run there.
+     *
+     * @return {@code true} on the engine thread
+     */
+    public boolean inEngineThread() {
+        return Thread.currentThread() == thread;
+    }
+
+    /**
+     * Throws when a blocking call is made on the engine thread, where it would wait for completions that
+     * only this thread delivers (Netty's {@code BlockingOperationException}).
+     */
+    void refuseBlockingOnEngineThread(String method) {
+        if (inEngineThread()) {
+            throw new IllegalStateException(method + " blocks and was called on the engine thread (e.g. from a"
+                    + " future's continuation or a listener), where it would deadlock the engine: use its ...Async"
+                    + " form there, or move the work to another executor");
+        }
     }
 
     /** Runs {@code task} on the engine thread and waits for it (inline when already on it). */
@@ -552,6 +585,9 @@ public final class CompletionEngine implements AutoCloseable {
          * @return this
          */
         public Builder name(String name) {
+            if (name == null || name.isBlank()) {
+                throw new IllegalArgumentException("the engine thread's name must not be null or blank");
+            }
             this.name = name;
             return this;
         }

@@ -1,0 +1,64 @@
+package dev.rdma4j.engine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import dev.rdma4j.WorkCompletion;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+/** Misuse of the engine that once hung or leaked (issue 9). */
+@Tag("device")
+class EngineMisuseDeviceTest {
+    private static final long T = 120;
+
+    /**
+     * A blocking twin called from a continuation, which runs on the engine thread, used to wait for a
+     * completion only that thread could deliver: the engine deadlocked. Now it fails fast, naming itself.
+     */
+    @Test
+    void aBlockingCallOnTheEngineThreadFailsFastInsteadOfDeadlocking() throws Exception {
+        try (EnginePair p = new EnginePair(PollingMode.EVENT, 16)) {
+            // the receive completes only after the send below, so its continuation runs on the engine thread
+            CompletableFuture<WorkCompletion> received = p.b.receiveAsync(p.memB, 0, 64);
+            CompletableFuture<Object> chained = received.thenApply(c -> {
+                assertThat(p.engine.inEngineThread()).isTrue();
+                try {
+                    return p.b.write(p.memB, 0, 8, p.memA.remote(), 64);
+                } catch (Exception e) {
+                    throw new IllegalStateException("unexpected " + e, e);
+                }
+            });
+            p.a.sendAsync(p.memA, 0, 8).get(T, TimeUnit.SECONDS);
+            assertThatThrownBy(() -> chained.get(T, TimeUnit.SECONDS)).isInstanceOf(ExecutionException.class)
+                    .cause().isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("blocks").hasMessageContaining("engine thread")
+                    .hasMessageContaining("RDMA write");
+            assertThat(p.engine.inEngineThread()).isFalse();
+            // the engine still works
+            p.a.writeAsync(p.memA, 0, 8, p.memB.remote(), 128).get(T, TimeUnit.SECONDS);
+        }
+    }
+
+    /** A builder refusal used to come after epoll and the eventfd were created, leaking both. */
+    @Test
+    void aFailedBuildLeaksNoFileDescriptor() throws Exception {
+        long before = openFds();
+        for (int i = 0; i < 200; i++) {
+            assertThatThrownBy(() -> CompletionEngine.builder().name(null).build())
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("name");
+        }
+        assertThat(openFds()).isLessThanOrEqualTo(before + 2); // slack for the JVM's own
+    }
+
+    private static long openFds() throws Exception {
+        try (var s = Files.list(Path.of("/proc/self/fd"))) {
+            return s.count();
+        }
+    }
+}
