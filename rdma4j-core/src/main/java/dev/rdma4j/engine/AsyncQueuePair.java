@@ -25,8 +25,10 @@ import java.util.concurrent.locks.ReentrantLock;
  * <p>A future completes with the {@link WorkCompletion}, or exceptionally with a
  * {@link WorkRequestException} carrying the typed status, or with a {@link VerbsException} when the
  * verb refused the post. The {@code ...Async} forms fail at once with {@code ENOMEM} when the queue
- * is full; the blocking forms wait for room. Cancelling a future does not free its buffers: the
- * regions stay pinned until the device completes the request or the queue pair is closed.
+ * is full; the blocking forms wait for room. Each call hands out its own copy of the internal future:
+ * cancelling it (or completing it, or {@code orTimeout}) frees neither the request's queue room nor its
+ * buffers: the room comes back and the regions are unpinned when the device completes the request or the
+ * queue pair is closed ({@link #sendRoom()}, {@link #receiveRoom()}).
  * Closing completes every pending future with {@code WR_FLUSH_ERR}. Thread-safe.
  */
 public final class AsyncQueuePair implements AutoCloseable {
@@ -402,7 +404,10 @@ public final class AsyncQueuePair implements AutoCloseable {
     private CompletableFuture<WorkCompletion> postSend(String what, boolean wait, Encoder encoder) {
         return post(what, wait, sendRoom, () -> {
             CompletableFuture<WorkCompletion> f = new CompletableFuture<>();
-            long id = pending.allocate(owner, new PendingRequests.Pending(f, what));
+            long id = pending.allocate(owner, new PendingRequests.Pending(f, what, sendRoom));
+            if (id < 0) {
+                return noSlot(f, sendRoom);
+            }
             sendLock.lock();
             try {
                 send.clear();
@@ -420,7 +425,10 @@ public final class AsyncQueuePair implements AutoCloseable {
     private CompletableFuture<WorkCompletion> postReceive(boolean wait, MemoryRegion region, long offset, int length) {
         return post("receive", wait, recvRoom, () -> {
             CompletableFuture<WorkCompletion> f = new CompletableFuture<>();
-            long id = pending.allocate(owner, new PendingRequests.Pending(f, "receive"));
+            long id = pending.allocate(owner, new PendingRequests.Pending(f, "receive", recvRoom));
+            if (id < 0) {
+                return noSlot(f, recvRoom);
+            }
             recvLock.lock();
             try {
                 int rc = qp.tryPost(recv.clear().receive(id, region, offset, length));
@@ -448,16 +456,42 @@ public final class AsyncQueuePair implements AutoCloseable {
             return CompletableFuture.failedFuture(Native.fail(what.equals("receive") ? "ibv_post_recv" : "ibv_post_send",
                     ENOMEM, "queue full: " + what + " on " + qp));
         }
-        CompletableFuture<WorkCompletion> f = body.get();
-        f.whenComplete((c, t) -> room.release());
+        // The room is given back when the request leaves the device's queue (completed, failed to post,
+        // flushed), never by the caller: the caller gets a copy, whose cancellation changes nothing here.
+        return body.get().copy();
+    }
+
+    private CompletableFuture<WorkCompletion> noSlot(CompletableFuture<WorkCompletion> f, Semaphore room) {
+        room.release();
+        f.completeExceptionally(new IllegalStateException("no free request slot on " + qp));
         return f;
     }
 
     private void fail(long id, Throwable t) {
         PendingRequests.Pending p = pending.take(id);
         if (p != null) {
+            p.room().release();
             p.future().completeExceptionally(t);
         }
+    }
+
+    /**
+     * How many sends (of any kind) can be posted now without waiting: the send queue's capacity less the
+     * requests the device still holds. Cancelling a future does not change it; the completion does.
+     *
+     * @return free send-queue room
+     */
+    public int sendRoom() {
+        return sendRoom.availablePermits();
+    }
+
+    /**
+     * How many receives can be posted now without waiting (see {@link #sendRoom()}).
+     *
+     * @return free receive-queue room
+     */
+    public int receiveRoom() {
+        return recvRoom.availablePermits();
     }
 
     /** Engine thread: completion {@code i} of {@code wcs} belongs to this QP's request {@code wrId}. */
@@ -466,6 +500,7 @@ public final class AsyncQueuePair implements AutoCloseable {
         if (p == null) {
             return false;
         }
+        p.room().release();
         WorkCompletion c = wcs.get(i);
         if (c.isSuccess()) {
             p.future().complete(c);
@@ -477,6 +512,7 @@ public final class AsyncQueuePair implements AutoCloseable {
 
     void failPending(String reason) {
         for (PendingRequests.Pending p : pending.takeAll()) {
+            p.room().release();
             p.future().completeExceptionally(new WorkRequestException(p.what(), reason));
         }
     }

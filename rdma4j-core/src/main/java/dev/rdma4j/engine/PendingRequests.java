@@ -12,7 +12,7 @@ import java.util.concurrent.CompletableFuture;
  */
 final class PendingRequests {
     /** One outstanding request. */
-    record Pending(CompletableFuture<WorkCompletion> future, String what) {
+    record Pending(CompletableFuture<WorkCompletion> future, String what, java.util.concurrent.Semaphore room) {
     }
 
     private final Pending[] slots;

@@ -61,4 +61,36 @@ class EngineMisuseDeviceTest {
             return s.count();
         }
     }
+
+    /**
+     * Queue room used to be released when the future handed to the caller completed, so a caller's
+     * {@code cancel()} freed room while the request was still in the device's queue, and the next post
+     * overran the queue. Now the caller gets a copy: cancelling it leaves rdma4j's accounting alone, and the
+     * room comes back when the device completes the request.
+     */
+    @Test
+    void cancellingAFutureDoesNotFreeQueueRoomTheDeviceStillUses() throws Exception {
+        try (EnginePair p = new EnginePair(PollingMode.EVENT, 8)) {
+            int capacity = p.b.queuePair().capabilities().maxRecvWr();
+            assertThat(p.b.receiveRoom()).isEqualTo(capacity);
+            java.util.List<CompletableFuture<WorkCompletion>> receives = new java.util.ArrayList<>();
+            for (int i = 0; i < capacity; i++) {
+                receives.add(p.b.receiveAsync(p.memB, i * 64L, 64));
+            }
+            receives.forEach(f -> f.cancel(false));
+            assertThat(p.b.receiveRoom()).as("room after cancelling every receive").isZero();
+            assertThatThrownBy(() -> p.b.receiveAsync(p.memB, 0, 64).get(T, TimeUnit.SECONDS))
+                    .hasMessageContaining("queue full"); // refused by rdma4j, not overrun at the device
+            for (int i = 0; i < capacity; i++) {
+                p.a.sendAsync(p.memA, 0, 8).get(T, TimeUnit.SECONDS); // consumes the cancelled receives
+            }
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(T);
+            while (p.b.receiveRoom() < capacity) {
+                assertThat(System.nanoTime()).as("room back to %d, now %d", capacity, p.b.receiveRoom())
+                        .isLessThan(deadline);
+                Thread.onSpinWait();
+            }
+            assertThat(p.b.receiveAsync(p.memB, 0, 64).isDone()).isFalse(); // posts again
+        }
+    }
 }
