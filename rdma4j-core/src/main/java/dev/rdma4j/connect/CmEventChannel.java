@@ -32,7 +32,12 @@ public final class CmEventChannel implements AutoCloseable {
     private CmEventChannel(CompletionEngine engine) throws VerbsException {
         this.engine = engine;
         this.handle = RdmaCm.createEventChannel();
-        engine.watch(RdmaCm.channelFd(handle), this::processEvents);
+        try {
+            engine.watch(RdmaCm.channelFd(handle), this::processEvents);
+        } catch (RuntimeException e) { // e.g. the engine is closed: the channel must not outlive the refusal
+            RdmaCm.destroyEventChannel(handle);
+            throw e;
+        }
     }
 
     /**
@@ -69,7 +74,7 @@ public final class CmEventChannel implements AutoCloseable {
     }
 
     /** The rdma4j Context of the device librdmacm opened for {@code id}. */
-    Context contextOf(MemorySegment id) throws VerbsException {
+    synchronized Context contextOf(MemorySegment id) throws VerbsException { // one Context per device
         MemorySegment verbs = RdmaCm.verbs(id);
         Context c = contexts.get(verbs.address());
         if (c == null) {
@@ -97,7 +102,13 @@ public final class CmEventChannel implements AutoCloseable {
             long target = CmEventType.of(e.type()) == CmEventType.CONNECT_REQUEST ? e.listenId() : e.id();
             Handler h = handlers.get(target);
             if (h != null) {
-                h.onEvent(e);
+                try {
+                    h.onEvent(e);
+                } catch (RuntimeException | LinkageError | AssertionError failed) {
+                    // the edge-triggered fd must be drained whatever one handler does
+                    System.getLogger("dev.rdma4j.connect").log(System.Logger.Level.WARNING,
+                            () -> "rdma_cm event handler " + h + " threw on event " + e.type(), failed);
+                }
             }
         }
     }

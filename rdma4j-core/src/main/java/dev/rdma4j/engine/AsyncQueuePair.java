@@ -449,6 +449,10 @@ public final class AsyncQueuePair implements AutoCloseable {
         if (closed.get()) {
             return CompletableFuture.failedFuture(new IllegalStateException(qp + " is closed"));
         }
+        if (engine.isClosed()) {
+            return CompletableFuture.failedFuture(new IllegalStateException("the completion engine of " + qp
+                    + " is closed: nothing would complete the future"));
+        }
         if (wait) {
             engine.refuseBlockingOnEngineThread("AsyncQueuePair's blocking " + what);
             room.acquireUninterruptibly();
@@ -458,7 +462,11 @@ public final class AsyncQueuePair implements AutoCloseable {
         }
         // The room is given back when the request leaves the device's queue (completed, failed to post,
         // flushed), never by the caller: the caller gets a copy, whose cancellation changes nothing here.
-        return body.get().copy();
+        CompletableFuture<WorkCompletion> f = body.get();
+        if (engine.isClosed()) { // closed meanwhile: its sweep of the pending requests may have missed this one
+            failPending("completion engine closed");
+        }
+        return f.copy();
     }
 
     private CompletableFuture<WorkCompletion> noSlot(CompletableFuture<WorkCompletion> f, Semaphore room) {

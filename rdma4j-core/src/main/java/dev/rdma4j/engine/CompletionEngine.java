@@ -277,6 +277,15 @@ public final class CompletionEngine implements AutoCloseable {
     }
 
     /**
+     * Whether {@link #close()} has begun: posts through its {@link AsyncQueuePair}s then fail at once.
+     *
+     * @return {@code true} once closing
+     */
+    public boolean isClosed() {
+        return closed.get();
+    }
+
+    /**
      * Whether the calling thread is this engine's thread (Netty's {@code inEventLoop()}): completion
      * callbacks, listeners and continuations of the futures it completes run there, and nothing that waits
      * for the engine may run there.

@@ -93,4 +93,21 @@ class EngineMisuseDeviceTest {
             assertThat(p.b.receiveAsync(p.memB, 0, 64).isDone()).isFalse(); // posts again
         }
     }
+
+    /** After the engine closed, posts used to be accepted and their futures never completed. */
+    @Test
+    void afterTheEngineClosedPostsFailAtOnceAndPendingOnesAreFailed() throws Exception {
+        try (EnginePair p = new EnginePair(PollingMode.EVENT, 8)) {
+            CompletableFuture<WorkCompletion> pendingReceive = p.b.receiveAsync(p.memB, 0, 64);
+            p.engine.close();
+            assertThat(p.engine.isClosed()).isTrue();
+            assertThatThrownBy(() -> pendingReceive.get(T, TimeUnit.SECONDS)).isInstanceOf(ExecutionException.class);
+            CompletableFuture<WorkCompletion> late = p.a.sendAsync(p.memA, 0, 8);
+            assertThat(late).isCompletedExceptionally();
+            assertThatThrownBy(late::join).cause().isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("engine").hasMessageContaining("closed");
+            assertThatThrownBy(() -> p.a.send(p.memA, 0, 8)).isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("closed");
+        }
+    }
 }
