@@ -153,7 +153,10 @@ abstract class NativeResource implements AutoCloseable {
                 spins = backOff(spins); // another thread is closing: wait for its outcome
                 continue;
             }
-            refuseIfUsed();
+            int kids = children.get();
+            if (kids > 0) {
+                throw stillUsed(kids);
+            }
             if (users.compareAndSet(n, n | CLOSING)) {
                 break;
             }
@@ -164,9 +167,10 @@ abstract class NativeResource implements AutoCloseable {
             if (n == CLOSING && users.compareAndSet(CLOSING, CLOSED)) {
                 break;
             }
-            if (children.get() > 0) { // a child was being created as the close began: give up the close
+            int kids = children.get();
+            if (kids > 0) { // a child was being created as the close began: give up the close, reopened
                 users.getAndAdd(-CLOSING);
-                refuseIfUsed();
+                throw stillUsed(kids);
             }
             spins = backOff(spins);
         }
@@ -179,12 +183,9 @@ abstract class NativeResource implements AutoCloseable {
         }
     }
 
-    private void refuseIfUsed() {
-        int kids = children.get();
-        if (kids > 0) {
-            throw new IllegalStateException("cannot close " + description + ": still used by " + kids
-                    + " open object(s) or posted work request(s); close them (or let the work complete) first");
-        }
+    private IllegalStateException stillUsed(int kids) {
+        return new IllegalStateException("cannot close " + description + ": still used by " + kids
+                + " open object(s) or posted work request(s); close them (or let the work complete) first");
     }
 
     /** Spins briefly, then yields, then parks: a verb in progress takes microseconds, rarely more. */
