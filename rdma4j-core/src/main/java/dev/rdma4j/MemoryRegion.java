@@ -7,6 +7,7 @@ import java.lang.foreign.MemorySegment;
 import java.util.Collections;
 import java.util.Objects;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Registered memory ({@code struct ibv_mr}, from {@code ibv_reg_mr}): an off-heap segment the device
@@ -16,24 +17,55 @@ import java.util.Set;
  * <p>Lifetime: every posted work request that references the region holds it until its completion
  * is polled (or its queue pair is closed); {@link #close()} is refused with an
  * {@link IllegalStateException} meanwhile, so memory the device may still touch is never
- * deregistered or freed.
+ * deregistered or freed. The memory itself outlives the registration: a region from
+ * {@link ProtectionDomain#allocate} owns it and frees it on close; one from
+ * {@link ProtectionDomain#register(MemorySegment, Set)} keeps its segment (whose memory the GC frees only
+ * once it is unreachable) reachable until it is closed; one from
+ * {@link ProtectionDomain#registerUnsafe(MemorySegment, Set)} relies on its caller.
+ *
+ * <p>Thread-safe: the keys and bounds never change, and any thread may name the region in work
+ * requests or close it. Reading and writing its memory while the device may access it is the
+ * application's affair, as in C.
  */
 public final class MemoryRegion extends NativeResource {
+    /**
+     * Segments of live registrations: a region that is leaked without {@code close()} stays registered,
+     * so its memory must stay allocated too (an automatic arena frees it once the segment is unreachable).
+     */
+    private static final Set<Keep> REGISTERED = ConcurrentHashMap.newKeySet();
+
+    /** Holds a registered segment; identity equality, so one registration is one entry. */
+    private static final class Keep {
+        @SuppressWarnings("unused")
+        final MemorySegment segment;
+
+        Keep(MemorySegment segment) {
+            this.segment = segment;
+        }
+    }
+
     private final ProtectionDomain pd;
     private final MemorySegment segment;
     private final Set<AccessFlag> access;
     private final Arena owned;
+    private final Keep keep;
     private final MemorySegment handle;
     private final int lkey;
     private final int rkey;
 
-    MemoryRegion(ProtectionDomain pd, MemorySegment segment, Set<AccessFlag> access, Arena owned)
+    /**
+     * Registers {@code segment}: owned by the region if {@code owned} is its arena, else its memory must
+     * live as long as it is reachable, unless {@code unsafe} (the caller keeps it allocated).
+     */
+    MemoryRegion(ProtectionDomain pd, MemorySegment segment, Set<AccessFlag> access, Arena owned, boolean unsafe)
             throws VerbsException {
-        super("MemoryRegion(" + segment.byteSize() + " bytes)", checked(pd, segment, access));
+        super("MemoryRegion(" + checked(segment, access, owned != null || unsafe).byteSize() + " bytes"
+                + (unsafe ? ", registerUnsafe" : "") + ")", pd);
         this.pd = pd;
         this.segment = segment;
         this.access = Collections.unmodifiableSet(access);
         this.owned = owned;
+        this.keep = owned == null && !unsafe ? new Keep(segment) : null;
         MemorySegment mr;
         try {
             mr = ResourceVerbs.regMr(pd.handle(), segment, AccessFlag.mask(access));
@@ -41,12 +73,15 @@ public final class MemoryRegion extends NativeResource {
             abandon();
             throw e;
         }
+        if (keep != null) {
+            REGISTERED.add(keep);
+        }
         this.handle = mr;
         this.lkey = ResourceVerbs.u32(mr, Structs.IBV_MR, "lkey");
         this.rkey = ResourceVerbs.u32(mr, Structs.IBV_MR, "rkey");
     }
 
-    private static ProtectionDomain checked(ProtectionDomain pd, MemorySegment segment, Set<AccessFlag> access) {
+    private static MemorySegment checked(MemorySegment segment, Set<AccessFlag> access, boolean lifetimeVouched) {
         Objects.requireNonNull(segment, "segment");
         if (!segment.isNative()) {
             throw new IllegalArgumentException("only off-heap (native) segments can be registered: the GC moves "
@@ -55,13 +90,44 @@ public final class MemoryRegion extends NativeResource {
         if (segment.byteSize() == 0) {
             throw new IllegalArgumentException("cannot register an empty segment");
         }
+        if (!segment.scope().isAlive()) {
+            throw new IllegalStateException("cannot register a segment whose arena is closed: its memory is freed");
+        }
+        if (!lifetimeVouched && !livesWhileReachable(segment)) {
+            throw new IllegalArgumentException("cannot register this segment: its arena can be closed while the "
+                    + "device uses it (a segment of Arena.ofConfined() or Arena.ofShared()), and Java offers no way "
+                    + "to hold a caller's arena open; the device would write freed memory the JVM reuses. Use "
+                    + "ProtectionDomain.allocate (the region owns its memory), a segment of Arena.ofAuto(), "
+                    + "Arena.global() or a direct ByteBuffer (the region keeps it allocated), or registerUnsafe "
+                    + "and keep the arena open until the region is closed");
+        }
         AccessFlag.validate(access);
-        return pd;
+        return segment;
+    }
+
+    /**
+     * Whether the segment's memory stays allocated as long as the segment is reachable: the global scope,
+     * an automatic arena's ({@code Arena.ofAuto()}) or a direct buffer's. The public FFM API cannot tell
+     * an automatic arena's scope from a shared one's, so this names the JDK's scope classes
+     * ({@code RegisteredMemoryLifetimeTest} checks them on the JDK the build uses); an unknown class counts
+     * as closeable, so a JDK that renames them makes {@code register} refuse more, never accept freeable
+     * memory.
+     */
+    static boolean livesWhileReachable(MemorySegment segment) {
+        MemorySegment.Scope scope = segment.scope();
+        if (scope.equals(Arena.global().scope())) {
+            return true;
+        }
+        String kind = scope.getClass().getName();
+        return kind.equals("jdk.internal.foreign.ImplicitSession") // Arena.ofAuto()
+                || kind.equals("jdk.internal.foreign.GlobalSession") // global scope
+                || kind.equals("jdk.internal.foreign.GlobalSession$HeapSession"); // direct buffers
     }
 
     /**
      * The registered memory. Reading and writing it while the device may access it is the
-     * application's affair, as in C.
+     * application's affair, as in C. For a region from {@link ProtectionDomain#allocate} the segment is
+     * closed with the region.
      *
      * @return the segment
      */
@@ -144,9 +210,21 @@ public final class MemoryRegion extends NativeResource {
         return remote().slice(offset, size);
     }
 
-    /** Bounds check for a work request's (offset, length); hot path, no allocation when valid. */
+    /**
+     * Bounds check for a work request's (offset, length), and a last check that the memory still exists
+     * (a {@code registerUnsafe} caller may have closed its arena); hot path, no allocation when valid.
+     */
     void checkRange(long offset, long size) {
         Objects.checkFromIndexSize(offset, size, segment.byteSize());
+        if (!segment.scope().isAlive()) {
+            throw freed();
+        }
+    }
+
+    private IllegalStateException freed() {
+        ensureOpen();
+        return new IllegalStateException(description() + ": its memory was freed while registered (the arena of "
+                + "the registerUnsafe segment was closed); the device must not access it, close the region");
     }
 
     /** A posted work request starts using the region. */
@@ -168,6 +246,9 @@ public final class MemoryRegion extends NativeResource {
         } finally {
             if (owned != null) {
                 owned.close();
+            }
+            if (keep != null) {
+                REGISTERED.remove(keep);
             }
         }
     }

@@ -9,6 +9,13 @@ import java.util.Set;
  * A protection domain ({@code struct ibv_pd}, from {@code ibv_alloc_pd}): groups the memory regions,
  * queue pairs, address handles and shared receive queues that may be used together. Closing is
  * refused while any of them is open.
+ *
+ * <p>Memory is registered safely by default: {@link #allocate} gives a region that owns its memory,
+ * {@link #register(MemorySegment, Set)} takes only memory that cannot be freed while the region keeps
+ * it, and only {@link #registerUnsafe(MemorySegment, Set)} trusts the caller to keep memory allocated.
+ *
+ * <p>Thread-safe: any thread may create objects in a domain, concurrently with each other and with
+ * {@link #close()}.
  */
 public final class ProtectionDomain extends NativeResource {
     private final Context context;
@@ -37,31 +44,93 @@ public final class ProtectionDomain extends NativeResource {
     }
 
     /**
-     * Registers off-heap memory the caller owns ({@code ibv_reg_mr}). The caller must keep the segment
-     * alive until the region is closed; the region's {@code close()} is refused while posted work
-     * requests still use it.
+     * Registers memory whose lifetime rdma4j can guarantee ({@code ibv_reg_mr}): a native segment whose
+     * memory stays allocated for as long as the segment is reachable, i.e. one of
+     * {@link java.lang.foreign.Arena#ofAuto()}, of {@link java.lang.foreign.Arena#global()}, of a direct
+     * {@link java.nio.ByteBuffer} ({@link MemorySegment#ofBuffer}), or one a restricted method such as
+     * {@link MemorySegment#reinterpret(long)} gave the global scope (that method's caller vouches for the
+     * memory). The region keeps the segment reachable until it is closed (even if the region itself is
+     * leaked), so the device can never access freed memory.
      *
-     * @param segment a native segment (heap segments are rejected: the GC moves them)
+     * <p>Segments of an arena that can be closed ({@link java.lang.foreign.Arena#ofConfined()},
+     * {@link java.lang.foreign.Arena#ofShared()}) are refused: Java offers no way to hold a caller's arena
+     * open, and memory freed while registered is written by the device after the JVM has reused it (a
+     * crash). For such memory use {@link #allocate} (the region owns its memory; slice
+     * {@link MemoryRegion#segment()} for buffers), or {@link #registerUnsafe(MemorySegment, Set)}.
+     *
+     * @param segment a native segment whose memory lives as long as the segment is reachable
      * @param access  the access rights
      * @return the region
-     * @throws IllegalArgumentException for a heap segment, an empty segment or an invalid access set
-     * @throws VerbsException if the verb fails (e.g. {@code ENOMEM} over the memlock limit)
+     * @throws IllegalArgumentException for a heap segment, an empty segment, a segment of an arena that
+     *                                  can be closed, or an invalid access set
+     * @throws IllegalStateException    if this domain is closed
+     * @throws VerbsException           if the verb fails (e.g. {@code ENOMEM} over the memlock limit)
      */
     public MemoryRegion register(MemorySegment segment, Set<AccessFlag> access) throws VerbsException {
-        return new MemoryRegion(this, segment, EnumSet.copyOf(access.isEmpty() ? EnumSet.noneOf(AccessFlag.class)
-                : access), null);
+        return new MemoryRegion(this, segment, copy(access), null, false);
     }
 
     /**
-     * Registers memory with the given rights ({@code ibv_reg_mr}); see {@link #register(MemorySegment, Set)}.
+     * Registers memory whose lifetime rdma4j can guarantee, with the given rights ({@code ibv_reg_mr});
+     * see {@link #register(MemorySegment, Set)}.
      *
-     * @param segment a native segment
+     * @param segment a native segment whose memory lives as long as the segment is reachable
      * @param access  the access rights
      * @return the region
-     * @throws VerbsException if the verb fails
+     * @throws IllegalArgumentException for a heap segment, an empty segment, a segment of an arena that
+     *                                  can be closed, or an invalid access set
+     * @throws VerbsException           if the verb fails
      */
     public MemoryRegion register(MemorySegment segment, AccessFlag... access) throws VerbsException {
-        return register(segment, access.length == 0 ? EnumSet.noneOf(AccessFlag.class) : EnumSet.of(access[0], access));
+        return register(segment, flags(access));
+    }
+
+    /**
+     * <b>Unsafe:</b> registers native memory whose lifetime rdma4j cannot check ({@code ibv_reg_mr}),
+     * e.g. a segment of the caller's {@link java.lang.foreign.Arena#ofShared()} or
+     * {@link java.lang.foreign.Arena#ofConfined()} arena, or memory another native library allocated
+     * (huge pages, a pool, device memory). <b>The caller must keep the memory allocated until the region
+     * is closed</b>, and a region is closed only once no posted work request uses it. If the memory is
+     * freed while registered (its arena closed), the device may write it after the JVM or the C heap has
+     * reused it: memory corruption and a JVM crash, not an exception. rdma4j can only catch the case
+     * where the segment's arena is already closed when a work request names the region (an
+     * {@link IllegalStateException}); a close after the post is not detected.
+     *
+     * <p>Prefer {@link #allocate} or {@link #register(MemorySegment, Set)}, which make this impossible.
+     *
+     * @param segment a live native segment the caller keeps allocated until the region is closed
+     * @param access  the access rights
+     * @return the region
+     * @throws IllegalArgumentException for a heap segment, an empty segment or an invalid access set
+     * @throws IllegalStateException    if the segment's arena is already closed, or this domain is
+     * @throws VerbsException           if the verb fails (e.g. {@code ENOMEM} over the memlock limit)
+     */
+    public MemoryRegion registerUnsafe(MemorySegment segment, Set<AccessFlag> access) throws VerbsException {
+        return new MemoryRegion(this, segment, copy(access), null, true);
+    }
+
+    /**
+     * <b>Unsafe:</b> registers native memory whose lifetime rdma4j cannot check, with the given rights
+     * ({@code ibv_reg_mr}); the caller must keep it allocated until the region is closed. See
+     * {@link #registerUnsafe(MemorySegment, Set)}.
+     *
+     * @param segment a live native segment the caller keeps allocated until the region is closed
+     * @param access  the access rights
+     * @return the region
+     * @throws IllegalArgumentException for a heap segment, an empty segment or an invalid access set
+     * @throws IllegalStateException    if the segment's arena is already closed
+     * @throws VerbsException           if the verb fails
+     */
+    public MemoryRegion registerUnsafe(MemorySegment segment, AccessFlag... access) throws VerbsException {
+        return registerUnsafe(segment, flags(access));
+    }
+
+    private static Set<AccessFlag> copy(Set<AccessFlag> access) {
+        return access.isEmpty() ? EnumSet.noneOf(AccessFlag.class) : EnumSet.copyOf(access);
+    }
+
+    private static Set<AccessFlag> flags(AccessFlag... access) {
+        return access.length == 0 ? EnumSet.noneOf(AccessFlag.class) : EnumSet.of(access[0], access);
     }
 
     /**
@@ -78,12 +147,11 @@ public final class ProtectionDomain extends NativeResource {
         if (size < 1) {
             throw new IllegalArgumentException("region size must be at least 1 byte: " + size);
         }
-        Set<AccessFlag> flags = access.length == 0 ? EnumSet.noneOf(AccessFlag.class) : EnumSet.of(access[0], access);
+        Set<AccessFlag> flags = flags(access);
         AccessFlag.validate(flags);
         java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofShared();
         try {
-            return new MemoryRegion(this, arena.allocate(size, 4096), EnumSet.copyOf(flags.isEmpty()
-                    ? EnumSet.noneOf(AccessFlag.class) : flags), arena);
+            return new MemoryRegion(this, arena.allocate(size, 4096), flags, arena, false);
         } catch (VerbsException | RuntimeException e) {
             arena.close();
             throw e;

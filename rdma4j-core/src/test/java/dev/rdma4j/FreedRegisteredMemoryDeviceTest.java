@@ -59,6 +59,56 @@ class FreedRegisteredMemoryDeviceTest {
         }
     }
 
+    /**
+     * Child: the escape hatch misused. {@code registerUnsafe} of a segment of the caller's arena, which
+     * the caller then closes before posting into it: every work request naming the region is refused,
+     * and the region still closes.
+     */
+    public static final class UnsafeRegionPostedAfterItsArenaClosed {
+        public static void main(String[] args) throws Exception {
+            try (Loopback l = new Loopback(QpType.RC)) {
+                Arena arena = Arena.ofShared();
+                MemoryRegion mr = l.pd.registerUnsafe(arena.allocate(SIZE), AccessFlag.LOCAL_WRITE);
+                arena.close(); // too early: the caller broke registerUnsafe's contract
+                System.out.println("arena closed while registered");
+                try (ReceiveBatch batch = new ReceiveBatch(1, 1)) {
+                    for (int i = 0; i < ROUNDS; i++) {
+                        try {
+                            if (i % 2 == 0) {
+                                l.b.postReceive(i, mr, 0, SIZE);
+                            } else {
+                                l.b.post(batch.clear().receive(i, mr, 0, SIZE));
+                            }
+                            System.out.println("posted into freed memory");
+                        } catch (IllegalStateException e) {
+                            System.out.println("post: " + e.getClass().getName() + ": " + e.getMessage());
+                        }
+                    }
+                }
+                try {
+                    l.a.postSend(2, mr, 0, SIZE);
+                    System.out.println("sent from freed memory");
+                } catch (IllegalStateException e) {
+                    System.out.println("send: " + e.getClass().getName() + ": " + e.getMessage());
+                }
+                mr.close();
+                System.out.println("region closed: " + mr.isClosed());
+            }
+            System.out.println("alive");
+        }
+    }
+
+    @Test
+    void anUnsafeRegionWhoseArenaWasClosedIsRefusedInWorkRequests(@TempDir Path dir) throws Exception {
+        ChildJvm child = ChildJvm.run(dir, UnsafeRegionPostedAfterItsArenaClosed.class).survived();
+        assertThat(child.output()).contains("arena closed while registered").contains("region closed: true")
+                .contains("alive").doesNotContain("posted into freed memory").doesNotContain("sent from freed memory")
+                .contains("send: java.lang.IllegalStateException: MemoryRegion(16384 bytes, registerUnsafe): its "
+                        + "memory was freed while registered");
+        assertThat(child.output().lines().filter(l -> l.startsWith("post: java.lang.IllegalStateException: "
+                + "MemoryRegion(16384 bytes, registerUnsafe): its memory was freed while registered"))).hasSize(ROUNDS);
+    }
+
     @Test
     void aConfinedArenaSegmentIsRefusedSoItsCloseCannotFreeRegisteredMemory(@TempDir Path dir) throws Exception {
         ChildJvm child = ChildJvm.run(dir, CallerArenaClosedWhileRegistered.class, "confined").survived();

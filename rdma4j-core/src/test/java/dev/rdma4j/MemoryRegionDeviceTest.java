@@ -14,9 +14,8 @@ class MemoryRegionDeviceTest {
 
     @Test
     void registersOffHeapMemoryWithKeys() throws Exception {
-        try (Context ctx = TestDevice.device().open(); ProtectionDomain pd = ctx.allocateProtectionDomain();
-                Arena arena = Arena.ofConfined()) {
-            MemorySegment seg = arena.allocate(8192);
+        try (Context ctx = TestDevice.device().open(); ProtectionDomain pd = ctx.allocateProtectionDomain()) {
+            MemorySegment seg = Arena.ofAuto().allocate(8192);
             try (MemoryRegion mr = pd.register(seg, AccessFlag.LOCAL_WRITE, AccessFlag.REMOTE_READ)) {
                 assertThat(mr.address()).isEqualTo(seg.address());
                 assertThat(mr.length()).isEqualTo(8192);
@@ -46,10 +45,43 @@ class MemoryRegionDeviceTest {
     }
 
     @Test
-    void misuseIsRefusedBeforeTheVerb() throws Exception {
+    void registerTakesOnlyMemoryThatCannotBeFreedWhileRegistered() throws Exception {
         try (Context ctx = TestDevice.device().open(); ProtectionDomain pd = ctx.allocateProtectionDomain();
-                Arena arena = Arena.ofConfined()) {
+                Arena confined = Arena.ofConfined(); Arena shared = Arena.ofShared()) {
+            MemorySegment direct = MemorySegment.ofBuffer(java.nio.ByteBuffer.allocateDirect(4096));
+            for (MemorySegment seg : new MemorySegment[] {Arena.ofAuto().allocate(4096), Arena.global().allocate(64),
+                    direct, direct.asSlice(1024, 512)}) {
+                try (MemoryRegion mr = pd.register(seg, AccessFlag.LOCAL_WRITE)) {
+                    assertThat(mr.segment()).isSameAs(seg);
+                    assertThat(mr.address()).isEqualTo(seg.address());
+                }
+            }
+            for (MemorySegment seg : new MemorySegment[] {confined.allocate(4096), shared.allocate(4096),
+                    MemorySegment.ofBuffer(shared.allocate(4096).asByteBuffer())}) {
+                assertThatThrownBy(() -> pd.register(seg, AccessFlag.LOCAL_WRITE))
+                        .isInstanceOf(IllegalArgumentException.class)
+                        .hasMessageContaining("its arena can be closed while the device uses it")
+                        .hasMessageContaining("ProtectionDomain.allocate").hasMessageContaining("registerUnsafe");
+                try (MemoryRegion mr = pd.registerUnsafe(seg, AccessFlag.LOCAL_WRITE)) { // the caller vouches
+                    assertThat(mr.segment()).isSameAs(seg);
+                    assertThat(mr.toString()).contains("registerUnsafe");
+                }
+            }
+            Arena closed = Arena.ofShared();
+            MemorySegment gone = closed.allocate(64);
+            closed.close();
+            assertThatThrownBy(() -> pd.registerUnsafe(gone, AccessFlag.LOCAL_WRITE))
+                    .isInstanceOf(IllegalStateException.class).hasMessageContaining("arena is closed");
+        }
+    }
+
+    @Test
+    void misuseIsRefusedBeforeTheVerb() throws Exception {
+        try (Context ctx = TestDevice.device().open(); ProtectionDomain pd = ctx.allocateProtectionDomain()) {
+            Arena arena = Arena.ofAuto();
             assertThatThrownBy(() -> pd.register(MemorySegment.ofArray(new byte[64]), AccessFlag.LOCAL_WRITE))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("off-heap");
+            assertThatThrownBy(() -> pd.registerUnsafe(MemorySegment.ofArray(new byte[64]), AccessFlag.LOCAL_WRITE))
                     .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("off-heap");
             assertThatThrownBy(() -> pd.register(arena.allocate(64), AccessFlag.REMOTE_WRITE))
                     .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("require LOCAL_WRITE");
