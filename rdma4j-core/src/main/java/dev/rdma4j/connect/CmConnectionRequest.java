@@ -2,20 +2,27 @@ package dev.rdma4j.connect;
 
 import dev.rdma4j.VerbsException;
 import dev.rdma4j.internal.ffi.RdmaCm;
-import java.lang.foreign.MemorySegment;
 import java.util.concurrent.CompletableFuture;
 
-/** A peer's connection request ({@code RDMA_CM_EVENT_CONNECT_REQUEST}): accept it or reject it, once. */
+/**
+ * A peer's connection request ({@code RDMA_CM_EVENT_CONNECT_REQUEST}): accept it or reject it, once.
+ * librdmacm made a new rdma_cm id for it; a request never answered is rejected when its listener
+ * or, once handed out, its event channel closes.
+ *
+ * <p>Thread-safe: answering is synchronized, and a second answer is refused. Created on the engine
+ * thread; {@link #accept} and {@link #reject} run on the caller's thread.
+ */
 public final class CmConnectionRequest {
     private final CmEventChannel channel;
-    private final MemorySegment id;
+    private final CmId id;
     private final byte[] privateData;
     private boolean answered;
 
-    CmConnectionRequest(CmEventChannel channel, MemorySegment id, byte[] privateData) {
+    CmConnectionRequest(CmEventChannel channel, CmId id, byte[] privateData) {
         this.channel = channel;
         this.id = id;
         this.privateData = privateData;
+        channel.unanswered(id, this);
     }
 
     /**
@@ -50,9 +57,9 @@ public final class CmConnectionRequest {
     public synchronized void reject(byte[] privateData) throws VerbsException {
         answer();
         try {
-            RdmaCm.reject(id, privateData);
+            id.run("rdma_reject", i -> RdmaCm.reject(i, privateData));
         } finally {
-            RdmaCm.destroyId(id);
+            id.close(null);
         }
     }
 
@@ -66,8 +73,10 @@ public final class CmConnectionRequest {
 
     private void answer() {
         if (answered) {
-            throw new IllegalStateException("this connection request was already answered");
+            throw new IllegalStateException("this connection request was already answered"
+                    + (id.isClosed() ? " (rejected: by the caller, or as its listener or channel closed)" : ""));
         }
         answered = true;
+        channel.answered(id);
     }
 }
