@@ -50,7 +50,8 @@ public final class CmConnection implements AutoCloseable {
 
     /**
      * Connects to a listening peer: {@code rdma_resolve_addr}, {@code rdma_resolve_route}, the queue pair
-     * from {@code setup} ({@code rdma_create_qp}), then {@code rdma_connect} with {@code privateData}.
+     * from {@code setup} ({@code rdma_create_qp}, then {@link ConnectionSetup#beforeConnect}), then
+     * {@code rdma_connect} with {@code privateData}. The source address is the one the route picks.
      *
      * @param channel     the event channel
      * @param peer        the peer's address and port
@@ -62,6 +63,26 @@ public final class CmConnection implements AutoCloseable {
      */
     public static CompletableFuture<CmConnection> connect(CmEventChannel channel, InetSocketAddress peer,
             ConnectionSetup setup, byte[] privateData, Duration timeout) {
+        return connect(channel, null, peer, setup, privateData, timeout);
+    }
+
+    /**
+     * Connects to a listening peer from a chosen source address (rping's {@code -I}): {@code rdma_bind_addr}
+     * to {@code source}, then as {@link #connect(CmEventChannel, InetSocketAddress, ConnectionSetup, byte[],
+     * Duration)}.
+     *
+     * @param channel     the event channel
+     * @param source      the local address to bind to, port 0 for any; {@code null} to let the route pick
+     * @param peer        the peer's address and port
+     * @param setup       the queue pair's PD/CQs/capacities
+     * @param privateData for the peer's connection request, at most 56 bytes
+     * @param timeout     for address and route resolution each
+     * @return completes with the connection when ESTABLISHED, or exceptionally with a {@link CmException}
+     *         (rejected, unreachable, ...) or {@link VerbsException} ({@code rdma_bind_addr} with
+     *         {@code EADDRNOTAVAIL} for an address this host does not have)
+     */
+    public static CompletableFuture<CmConnection> connect(CmEventChannel channel, InetSocketAddress source,
+            InetSocketAddress peer, ConnectionSetup setup, byte[] privateData, Duration timeout) {
         if (privateData.length > 56) {
             return CompletableFuture.failedFuture(new IllegalArgumentException(
                     "rdma_cm private data is at most 56 bytes on connect: " + privateData.length));
@@ -77,6 +98,9 @@ public final class CmConnection implements AutoCloseable {
         c.myPrivateData = privateData.clone();
         c.timeoutMs = (int) Math.min(Integer.MAX_VALUE, timeout.toMillis());
         try {
+            if (source != null) {
+                c.id.run("rdma_bind_addr", i -> RdmaCm.bindAddr(i, source));
+            }
             c.id.run("rdma_resolve_addr", i -> RdmaCm.resolveAddr(i, peer, c.timeoutMs));
         } catch (VerbsException | RuntimeException e) {
             c.abort(e);
@@ -90,6 +114,7 @@ public final class CmConnection implements AutoCloseable {
         c.peerPrivateData = peerData;
         try {
             c.createQueuePair(setup);
+            setup.beforeConnect(c.queuePair);
             c.id.run("rdma_accept", i -> {
                 try (Arena a = Arena.ofConfined()) {
                     RdmaCm.accept(i, RdmaCm.connParam(a, privateData, 1, 1, 7, 7));
@@ -104,7 +129,7 @@ public final class CmConnection implements AutoCloseable {
     /**
      * {@code setup} (user code: not counted as a call on the id, so it may take any time and call anything),
      * then {@code rdma_create_qp}, counted until the queue pair is assigned: a close waits for it and then
-     * closes the queue pair before destroying the id.
+     * closes the queue pair before destroying the id. librdmacm leaves the new QP in INIT.
      */
     private void createQueuePair(ConnectionSetup s) throws VerbsException {
         context = channel.contextOf(id);
@@ -121,6 +146,7 @@ public final class CmConnection implements AutoCloseable {
                 id.runWhileClosing("rdma_destroy_qp", RdmaCm::destroyQp);
             }
         }));
+        Access.get().stateChanged(queuePair, QpState.INIT);
     }
 
     /**
@@ -149,6 +175,7 @@ public final class CmConnection implements AutoCloseable {
                 case ADDR_RESOLVED -> id.run("rdma_resolve_route", i -> RdmaCm.resolveRoute(i, timeoutMs));
                 case ROUTE_RESOLVED -> {
                     createQueuePair(setup);
+                    setup.beforeConnect(queuePair);
                     id.run("rdma_connect", i -> {
                         try (Arena a = Arena.ofConfined()) {
                             RdmaCm.connect(i, RdmaCm.connParam(a, myPrivateData, 1, 1, 7, 7));
@@ -215,6 +242,34 @@ public final class CmConnection implements AutoCloseable {
      */
     public Context context() {
         return context;
+    }
+
+    /**
+     * This side's address ({@code rdma_get_local_addr}).
+     *
+     * @return the address and port
+     * @throws IllegalStateException if the connection is closed
+     */
+    public InetSocketAddress localAddress() {
+        try {
+            return id.call("rdma_get_local_addr", RdmaCm::localAddress);
+        } catch (VerbsException e) {
+            throw new AssertionError(e); // reads the id: no verb to fail
+        }
+    }
+
+    /**
+     * The peer's address ({@code rdma_get_peer_addr}).
+     *
+     * @return the address and port
+     * @throws IllegalStateException if the connection is closed
+     */
+    public InetSocketAddress peerAddress() {
+        try {
+            return id.call("rdma_get_peer_addr", RdmaCm::peerAddress);
+        } catch (VerbsException e) {
+            throw new AssertionError(e); // reads the id: no verb to fail
+        }
     }
 
     /**

@@ -1,5 +1,6 @@
 package dev.rdma4j.connect;
 
+import dev.rdma4j.Context;
 import dev.rdma4j.VerbsException;
 import dev.rdma4j.internal.ffi.RdmaCm;
 import java.util.concurrent.CompletableFuture;
@@ -35,8 +36,21 @@ public final class CmConnectionRequest {
     }
 
     /**
-     * Accepts: creates the queue pair ({@code rdma_create_qp}) as {@code setup} describes and calls
-     * {@code rdma_accept} with {@code privateData}.
+     * The device the request came in on, before accepting: e.g. to allocate the protection domain of the
+     * connection and register a region whose address and rkey travel in accept's private data
+     * ({@code rdma_cm_id}'s {@code verbs}).
+     *
+     * @return the context (owned by the event channel; close what you create on it before the channel)
+     * @throws VerbsException        if wrapping the device context fails
+     * @throws IllegalStateException if the request was rejected
+     */
+    public Context context() throws VerbsException {
+        return channel.contextOf(id);
+    }
+
+    /**
+     * Accepts: creates the queue pair ({@code rdma_create_qp}) as {@code setup} describes, runs its
+     * {@link ConnectionSetup#beforeConnect} and calls {@code rdma_accept} with {@code privateData}.
      *
      * @param setup       the queue pair's PD/CQs/capacities
      * @param privateData for the peer's ESTABLISHED event, possibly empty
