@@ -13,11 +13,24 @@ import java.util.stream.Stream;
 /**
  * Runs a class's {@code main} in a child JVM (this one's class path, native access enabled, the guest's
  * C1/SerialGC flags when in the guest) in a fresh working directory, so that a JVM crash is observed from
- * outside: its exit status and any {@code hs_err} file it leaves.
+ * outside: its exit status and any {@code hs_err} file it leaves. Public for the device tests of other
+ * packages ({@code dev.rdma4j.connect}).
+ *
+ * @param exitCode  the child's exit status
+ * @param output    its stdout and stderr
+ * @param crashLogs the {@code hs_err} files it left
  */
-record ChildJvm(int exitCode, String output, List<Path> crashLogs) {
+public record ChildJvm(int exitCode, String output, List<Path> crashLogs) {
 
-    static ChildJvm run(Path workDir, Class<?> main, String... args) throws IOException, InterruptedException {
+    /**
+     * Runs {@code main} in a child JVM and waits for it (at most 300 s, then it is killed).
+     *
+     * @param workDir the child's working directory, where a crash log would land
+     * @param main    a class with a {@code public static void main(String[])}
+     * @param args    its arguments
+     * @return the outcome
+     */
+    public static ChildJvm run(Path workDir, Class<?> main, String... args) throws IOException, InterruptedException {
         List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "--enable-native-access=ALL-UNNAMED", "-XX:ErrorFile=" + workDir.resolve("hs_err_pid%p.log")));
         if (System.getenv("RDMA4J_IN_GUEST") != null) {
@@ -25,20 +38,29 @@ record ChildJvm(int exitCode, String output, List<Path> crashLogs) {
         }
         cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), main.getName()));
         cmd.addAll(List.of(args));
-        Process p = new ProcessBuilder(cmd).directory(workDir.toFile()).redirectErrorStream(true).start();
-        byte[] out = p.getInputStream().readAllBytes();
-        if (!p.waitFor(300, TimeUnit.SECONDS)) {
-            p.destroyForcibly();
+        // to a file, not a pipe: reading a pipe to its end would wait forever for a hung child
+        Path log = Files.createTempFile(workDir, "child-output", ".txt");
+        Process p = new ProcessBuilder(cmd).directory(workDir.toFile()).redirectErrorStream(true)
+                .redirectOutput(log.toFile()).start();
+        boolean finished = p.waitFor(300, TimeUnit.SECONDS);
+        if (!finished) {
+            p.destroyForcibly().waitFor();
         }
-        assertThat(p.isAlive()).as("child JVM %s still running after the deadline", main.getSimpleName()).isFalse();
+        String out = Files.readString(log);
+        assertThat(finished).as("child JVM %s still running after 300 s (hung; killed); output:%n%s",
+                main.getSimpleName(), out).isTrue();
         try (Stream<Path> files = Files.list(workDir)) {
-            return new ChildJvm(p.exitValue(), new String(out),
+            return new ChildJvm(p.exitValue(), out,
                     files.filter(f -> f.getFileName().toString().startsWith("hs_err")).toList());
         }
     }
 
-    /** Asserts a live JVM: exit 0 and no crash log. */
-    ChildJvm survived() {
+    /**
+     * Asserts a live JVM: exit 0 and no crash log.
+     *
+     * @return this
+     */
+    public ChildJvm survived() {
         assertThat(crashLogs).as("hs_err files (JVM crash); output:%n%s", output).isEmpty();
         assertThat(exitCode).as("exit status; output:%n%s", output).isZero();
         return this;

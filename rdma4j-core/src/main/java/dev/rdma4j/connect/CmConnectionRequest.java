@@ -1,21 +1,29 @@
 package dev.rdma4j.connect;
 
+import dev.rdma4j.Context;
 import dev.rdma4j.VerbsException;
 import dev.rdma4j.internal.ffi.RdmaCm;
-import java.lang.foreign.MemorySegment;
 import java.util.concurrent.CompletableFuture;
 
-/** A peer's connection request ({@code RDMA_CM_EVENT_CONNECT_REQUEST}): accept it or reject it, once. */
+/**
+ * A peer's connection request ({@code RDMA_CM_EVENT_CONNECT_REQUEST}): accept it or reject it, once.
+ * librdmacm made a new rdma_cm id for it; a request never answered is rejected when its listener
+ * or, once handed out, its event channel closes.
+ *
+ * <p>Thread-safe: answering is synchronized, and a second answer is refused. Created on the engine
+ * thread; {@link #accept} and {@link #reject} run on the caller's thread.
+ */
 public final class CmConnectionRequest {
     private final CmEventChannel channel;
-    private final MemorySegment id;
+    private final CmId id;
     private final byte[] privateData;
     private boolean answered;
 
-    CmConnectionRequest(CmEventChannel channel, MemorySegment id, byte[] privateData) {
+    CmConnectionRequest(CmEventChannel channel, CmId id, byte[] privateData) {
         this.channel = channel;
         this.id = id;
         this.privateData = privateData;
+        channel.unanswered(id, this);
     }
 
     /**
@@ -28,8 +36,21 @@ public final class CmConnectionRequest {
     }
 
     /**
-     * Accepts: creates the queue pair ({@code rdma_create_qp}) as {@code setup} describes and calls
-     * {@code rdma_accept} with {@code privateData}.
+     * The device the request came in on, before accepting: e.g. to allocate the protection domain of the
+     * connection and register a region whose address and rkey travel in accept's private data
+     * ({@code rdma_cm_id}'s {@code verbs}).
+     *
+     * @return the context (owned by the event channel; close what you create on it before the channel)
+     * @throws VerbsException        if wrapping the device context fails
+     * @throws IllegalStateException if the request was rejected
+     */
+    public Context context() throws VerbsException {
+        return channel.contextOf(id);
+    }
+
+    /**
+     * Accepts: creates the queue pair ({@code rdma_create_qp}) as {@code setup} describes, runs its
+     * {@link ConnectionSetup#beforeConnect} and calls {@code rdma_accept} with {@code privateData}.
      *
      * @param setup       the queue pair's PD/CQs/capacities
      * @param privateData for the peer's ESTABLISHED event, possibly empty
@@ -50,9 +71,9 @@ public final class CmConnectionRequest {
     public synchronized void reject(byte[] privateData) throws VerbsException {
         answer();
         try {
-            RdmaCm.reject(id, privateData);
+            id.run("rdma_reject", i -> RdmaCm.reject(i, privateData));
         } finally {
-            RdmaCm.destroyId(id);
+            id.close(null);
         }
     }
 
@@ -66,8 +87,10 @@ public final class CmConnectionRequest {
 
     private void answer() {
         if (answered) {
-            throw new IllegalStateException("this connection request was already answered");
+            throw new IllegalStateException("this connection request was already answered"
+                    + (id.isClosed() ? " (rejected: by the caller, or as its listener or channel closed)" : ""));
         }
         answered = true;
+        channel.answered(id);
     }
 }

@@ -8,7 +8,8 @@ import dev.rdma4j.internal.ffi.RdmaCm;
 import java.lang.foreign.MemorySegment;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * An rdma_cm event channel ({@code rdma_create_event_channel}) with a non-blocking fd that a
@@ -16,18 +17,40 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * {@code rdma_ack_cm_event}) is routed on the engine thread to the {@link CmListener} or
  * {@link CmConnection} it concerns. It also owns the rdma4j {@link Context}s of the devices
  * librdmacm opened for its connections.
+ *
+ * <p>Thread-safe. Events are read and handled on the engine thread; ids are created on the callers'
+ * threads. The channel counts the rdma_cm ids on it (listeners, connections, unanswered connection
+ * requests) and refuses to close under them: librdmacm's ids keep using their channel until destroyed.
  */
 public final class CmEventChannel implements AutoCloseable {
+    private static final int CLOSED = -1;
+    /** Set while a close waits for the calls in progress: new calls are refused. */
+    private static final int CLOSING = 1 << 30;
+
     /** Something that takes the events of one cm id. */
     interface Handler {
-        void onEvent(RdmaCm.Event event);
+        /**
+         * One event. For {@code CONNECT_REQUEST}, {@code requestId} is the new id librdmacm made for the
+         * request; the handler owns it (answers it, or rejects it).
+         */
+        void onEvent(RdmaCm.Event event, CmId requestId);
+    }
+
+    /** Makes an id on the channel's handle. */
+    interface IdFactory {
+        CmId create(MemorySegment channel) throws VerbsException;
     }
 
     private final CompletionEngine engine;
     private final MemorySegment handle;
     private final Map<Long, Handler> handlers = new ConcurrentHashMap<>();
     private final Map<Long, Context> contexts = new ConcurrentHashMap<>();
-    private final AtomicBoolean closed = new AtomicBoolean();
+    /** Every id on the channel not yet destroyed. */
+    private final Map<Long, CmId> ids = new ConcurrentHashMap<>();
+    /** Connection requests handed out and not yet answered: the channel's close rejects them. */
+    private final Map<Long, CmConnectionRequest> unanswered = new ConcurrentHashMap<>();
+    /** {@code >= 0}: native calls in progress on the channel; {@code CLOSING} bit; {@code -1} closed. */
+    private final AtomicInteger users = new AtomicInteger();
 
     private CmEventChannel(CompletionEngine engine) throws VerbsException {
         this.engine = engine;
@@ -61,21 +84,68 @@ public final class CmEventChannel implements AutoCloseable {
         return engine;
     }
 
-    MemorySegment handle() {
-        return handle;
+    /**
+     * Whether {@link #close()} has completed.
+     *
+     * @return {@code true} once closed
+     */
+    public boolean isClosed() {
+        return users.get() == CLOSED;
     }
 
-    void register(MemorySegment id, Handler h) {
+    /** Creates an id ({@code rdma_create_id}) and counts it until it is destroyed. */
+    CmId createId(IdFactory f) throws VerbsException {
+        enter("rdma_create_id");
+        try {
+            CmId id = f.create(handle);
+            ids.put(id.address(), id);
+            return id;
+        } finally {
+            users.decrementAndGet();
+        }
+    }
+
+    /** The id was destroyed. */
+    void forget(CmId id) {
+        ids.remove(id.address());
+        unanswered.remove(id.address());
+    }
+
+    void unanswered(CmId id, CmConnectionRequest r) {
+        unanswered.put(id.address(), r);
+    }
+
+    void answered(CmId id) {
+        unanswered.remove(id.address());
+    }
+
+    void register(CmId id, Handler h) {
         handlers.put(id.address(), h);
     }
 
-    void unregister(MemorySegment id) {
+    void unregister(CmId id) {
         handlers.remove(id.address());
     }
 
+    private void enter(String verb) {
+        for (;;) {
+            int n = users.get();
+            if (n == CLOSED || (n & CLOSING) != 0) {
+                throw new IllegalStateException("CmEventChannel: " + verb + " after close(): the channel is "
+                        + (n == CLOSED ? "closed" : "closing"));
+            }
+            if (users.compareAndSet(n, n + 1)) {
+                return;
+            }
+        }
+    }
+
     /** The rdma4j Context of the device librdmacm opened for {@code id}. */
-    synchronized Context contextOf(MemorySegment id) throws VerbsException { // one Context per device
-        MemorySegment verbs = RdmaCm.verbs(id);
+    synchronized Context contextOf(CmId id) throws VerbsException { // one Context per device
+        MemorySegment verbs = id.call("reading the rdma_cm id's device", RdmaCm::verbs);
+        if (verbs.address() == 0) {
+            throw new IllegalStateException(id.owner() + ": no device yet (the address is not resolved)");
+        }
         Context c = contexts.get(verbs.address());
         if (c == null) {
             c = Access.get().borrowContext(verbs);
@@ -85,47 +155,132 @@ public final class CmEventChannel implements AutoCloseable {
     }
 
     private void processEvents() {
-        if (closed.get()) {
-            throw new IllegalStateException("channel closed");
-        }
         for (;;) {
             RdmaCm.Event e;
+            CmId requestId = null;
+            int n = users.get();
+            if (n == CLOSED || (n & CLOSING) != 0 || !users.compareAndSet(n, n + 1)) {
+                if (n == CLOSED || (n & CLOSING) != 0) {
+                    return; // closing: the fd leaves epoll when the channel is destroyed
+                }
+                continue;
+            }
             try {
                 e = RdmaCm.nextEvent(handle);
+                if (e != null && CmEventType.of(e.type()) == CmEventType.CONNECT_REQUEST) {
+                    // librdmacm made a new id for the request: counted before a close can look
+                    requestId = CmId.adopt(this, MemorySegment.ofAddress(e.id()), "CmConnectionRequest");
+                    ids.put(requestId.address(), requestId);
+                }
             } catch (VerbsException ex) {
                 System.getLogger("dev.rdma4j.connect").log(System.Logger.Level.WARNING, ex.getMessage());
                 return;
+            } finally {
+                users.decrementAndGet();
             }
             if (e == null) {
                 return;
             }
-            long target = CmEventType.of(e.type()) == CmEventType.CONNECT_REQUEST ? e.listenId() : e.id();
+            long target = requestId != null ? e.listenId() : e.id();
             Handler h = handlers.get(target);
             if (h != null) {
                 try {
-                    h.onEvent(e);
+                    h.onEvent(e, requestId);
+                    requestId = null; // the handler owns it
                 } catch (RuntimeException | LinkageError | AssertionError failed) {
                     // the edge-triggered fd must be drained whatever one handler does
                     System.getLogger("dev.rdma4j.connect").log(System.Logger.Level.WARNING,
                             () -> "rdma_cm event handler " + h + " threw on event " + e.type(), failed);
                 }
             }
+            if (requestId != null) { // no listener (closed meanwhile): the peer gets a reject, not silence
+                rejectAndDestroy(requestId);
+            }
+        }
+    }
+
+    /** {@code rdma_reject} and {@code rdma_destroy_id} on a request nobody will answer. */
+    static void rejectAndDestroy(CmId id) {
+        try {
+            id.run("rdma_reject", i -> RdmaCm.reject(i, new byte[0]));
+        } catch (VerbsException | IllegalStateException ignored) {
+            // the peer may be gone already; the id is destroyed either way
+        } finally {
+            try {
+                id.close(null);
+            } catch (IllegalStateException ignored) {
+                // rdma_destroy_id failed: nothing more to do for an id nobody holds
+            }
         }
     }
 
     /**
      * Destroys the channel ({@code rdma_destroy_event_channel}); the device contexts it owns close as
-     * soon as the PDs, CQs and channels created on them are closed. Close listeners and connections first.
+     * soon as the PDs, CQs and channels created on them are closed. Connection requests handed out and
+     * never answered are rejected ({@code rdma_reject}, {@code rdma_destroy_id}). Idempotent; a close
+     * racing another thread's waits for its outcome.
+     *
+     * @throws IllegalStateException if listeners or connections on the channel are still open: close them
+     *                               first; the channel then stays open and usable
      */
     @Override
     public void close() {
-        if (!closed.compareAndSet(false, true)) {
-            return;
+        int spins = 0;
+        for (;;) { // announce the close: from here on new ids and event reads are refused
+            int n = users.get();
+            if (n == CLOSED) {
+                return;
+            }
+            if ((n & CLOSING) != 0) {
+                spins = backOff(spins);
+                continue;
+            }
+            refuseIfUsed();
+            if (users.compareAndSet(n, n | CLOSING)) {
+                break;
+            }
         }
+        spins = 0;
+        while (users.get() != CLOSING) { // an rdma_create_id or an event read still returning
+            spins = backOff(spins);
+        }
+        try {
+            refuseIfUsed(); // an id created as the close began
+            unanswered.values().forEach(CmConnectionRequest::rejectQuietly);
+            if (!ids.isEmpty()) { // a request answered (accepted) meanwhile
+                refuseIfUsed();
+            }
+        } catch (IllegalStateException e) {
+            users.getAndAdd(-CLOSING);
+            throw e;
+        }
+        users.set(CLOSED);
         try {
             contexts.values().forEach(Context::closeWhenIdle);
         } finally {
             RdmaCm.destroyEventChannel(handle);
         }
+    }
+
+    private void refuseIfUsed() {
+        long used = ids.keySet().stream().filter(a -> !unanswered.containsKey(a)).count();
+        if (used > 0) {
+            throw new IllegalStateException("cannot close CmEventChannel: still used by " + used
+                    + " rdma_cm id(s) (" + String.join(", ", ids.values().stream()
+                            .filter(i -> !unanswered.containsKey(i.address())).map(CmId::owner).sorted().toList())
+                    + "); close its listeners and connections first");
+        }
+    }
+
+    /** Spins briefly, then yields, then parks. */
+    private static int backOff(int spins) {
+        if (spins < 100) {
+            Thread.onSpinWait();
+        } else if (spins < 200) {
+            Thread.yield();
+        } else {
+            LockSupport.parkNanos(50_000);
+        }
+        return spins + 1;
     }
 }

@@ -2,7 +2,6 @@ package dev.rdma4j.connect;
 
 import dev.rdma4j.VerbsException;
 import dev.rdma4j.internal.ffi.RdmaCm;
-import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
 import java.util.ArrayDeque;
 import java.util.concurrent.CompletableFuture;
@@ -10,10 +9,13 @@ import java.util.concurrent.CompletableFuture;
 /**
  * A listening rdma_cm id ({@code rdma_create_id}, {@code rdma_bind_addr}, {@code rdma_listen}):
  * connection requests arrive as {@link CmConnectionRequest}s to accept or reject.
+ *
+ * <p>Thread-safe. Connection requests arrive on the engine thread; {@link #close()} may run on any
+ * thread, and a request arriving as it closes is rejected rather than left unanswered.
  */
 public final class CmListener implements AutoCloseable {
     private final CmEventChannel channel;
-    private final MemorySegment id;
+    private final CmId id;
     private final ArrayDeque<CmConnectionRequest> requests = new ArrayDeque<>();
     private final ArrayDeque<CompletableFuture<CmConnectionRequest>> waiting = new ArrayDeque<>();
     private boolean closed;
@@ -22,14 +24,17 @@ public final class CmListener implements AutoCloseable {
 
     private CmListener(CmEventChannel channel, InetSocketAddress address, int backlog) throws VerbsException {
         this.channel = channel;
-        this.id = RdmaCm.createId(channel.handle());
+        this.id = CmId.create(channel, "CmListener(" + address + ")");
         try {
             channel.register(id, this::onEvent);
-            RdmaCm.bindAddr(id, address);
-            RdmaCm.listen(id, backlog);
+            id.run("rdma_bind_addr", i -> RdmaCm.bindAddr(i, address));
+            id.run("rdma_listen", i -> RdmaCm.listen(i, backlog));
         } catch (VerbsException | RuntimeException e) {
-            channel.unregister(id);
-            RdmaCm.destroyId(id);
+            try {
+                id.close(null);
+            } catch (IllegalStateException suppressed) {
+                e.addSuppressed(suppressed);
+            }
             throw e;
         }
     }
@@ -75,26 +80,33 @@ public final class CmListener implements AutoCloseable {
         listeners.add(listener);
     }
 
-    private void onEvent(RdmaCm.Event e) {
-        CmEvent value = new CmEvent(CmEventType.of(e.type()), e.status(), e.privateData());
-        listeners.forEach(l -> l.accept(value));
-        if (CmEventType.of(e.type()) != CmEventType.CONNECT_REQUEST) {
-            return;
-        }
-        CmConnectionRequest r = new CmConnectionRequest(channel, RdmaCm.idSegment(MemorySegment.ofAddress(e.id())),
-                e.privateData());
-        CompletableFuture<CmConnectionRequest> f;
-        synchronized (this) {
-            f = waiting.poll();
-            if (f == null) {
-                requests.add(r);
-                return;
+    private void onEvent(RdmaCm.Event e, CmId requestId) {
+        if (requestId != null) {
+            CmConnectionRequest r = new CmConnectionRequest(channel, requestId, e.privateData());
+            CompletableFuture<CmConnectionRequest> f;
+            synchronized (this) {
+                if (closed) { // raced close(): answer the peer now rather than never
+                    r.rejectQuietly();
+                    f = null;
+                } else {
+                    f = waiting.poll();
+                    if (f == null) {
+                        requests.add(r);
+                    }
+                }
+            }
+            if (f != null) {
+                f.complete(r);
             }
         }
-        f.complete(r);
+        CmEvent value = new CmEvent(CmEventType.of(e.type()), e.status(), e.privateData());
+        listeners.forEach(l -> l.accept(value));
     }
 
-    /** Stops listening ({@code rdma_destroy_id}); pending {@link #nextRequest()} futures fail. Idempotent. */
+    /**
+     * Stops listening ({@code rdma_destroy_id}); pending {@link #nextRequest()} futures fail, and requests
+     * not yet taken are rejected ({@code rdma_reject}). Idempotent.
+     */
     @Override
     public void close() {
         synchronized (this) {
@@ -107,11 +119,6 @@ public final class CmListener implements AutoCloseable {
             requests.forEach(CmConnectionRequest::rejectQuietly);
             requests.clear();
         }
-        channel.unregister(id);
-        try {
-            RdmaCm.destroyId(id);
-        } catch (VerbsException e) {
-            throw new IllegalStateException(e.getMessage(), e);
-        }
+        id.close(null);
     }
 }

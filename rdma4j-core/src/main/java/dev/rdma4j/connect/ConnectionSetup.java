@@ -8,7 +8,12 @@ import dev.rdma4j.VerbsException;
  * Describes the queue pair of an rdma_cm connection once the device is known (after address
  * resolution, or on a connection request): allocate or pick a protection domain and completion queues
  * on {@code context} and return the configured builder. rdma4j then creates the QP with
- * {@code rdma_create_qp}, and rdma_cm drives it to RTS. Runs on the engine thread.
+ * {@code rdma_create_qp} (which moves it to INIT), calls {@link #beforeConnect}, and then
+ * {@code rdma_connect} or {@code rdma_accept}; rdma_cm drives it to RTS.
+ *
+ * <p>Threading: on the active side ({@link CmConnection#connect}) both methods run on the engine thread,
+ * so they must not block on the engine (e.g. wait for a completion); on the passive side
+ * ({@link CmConnectionRequest#accept}) they run on the thread that calls {@code accept}.
  */
 @FunctionalInterface
 public interface ConnectionSetup {
@@ -20,4 +25,50 @@ public interface ConnectionSetup {
      * @throws VerbsException if allocating the resources fails
      */
     QueuePair.Builder configure(Context context) throws VerbsException;
+
+    /**
+     * Runs after {@code rdma_create_qp} and before {@code rdma_connect}/{@code rdma_accept}, with the queue
+     * pair in INIT: post the receives the peer's first messages need here, as C programs do, or an eager
+     * peer meets RNR. Does nothing by default; see {@link #withBeforeConnect}. If it throws, the connection
+     * attempt fails with that exception and its queue pair is closed.
+     *
+     * @param queuePair the new queue pair (in INIT)
+     * @throws VerbsException if posting fails
+     */
+    default void beforeConnect(QueuePair queuePair) throws VerbsException {
+    }
+
+    /**
+     * This setup with {@code hook} as its {@link #beforeConnect} (replacing this one's).
+     *
+     * @param hook e.g. {@code qp -> qp.postReceive(1, region, 0, 4096)}
+     * @return a new setup
+     */
+    default ConnectionSetup withBeforeConnect(BeforeConnect hook) {
+        java.util.Objects.requireNonNull(hook, "hook");
+        ConnectionSetup self = this;
+        return new ConnectionSetup() {
+            @Override
+            public QueuePair.Builder configure(Context context) throws VerbsException {
+                return self.configure(context);
+            }
+
+            @Override
+            public void beforeConnect(QueuePair queuePair) throws VerbsException {
+                hook.prepare(queuePair);
+            }
+        };
+    }
+
+    /** What {@link #beforeConnect} does, as a lambda: see {@link #withBeforeConnect}. */
+    @FunctionalInterface
+    interface BeforeConnect {
+        /**
+         * Prepares the queue pair before the connection is requested or accepted.
+         *
+         * @param queuePair the new queue pair (in INIT)
+         * @throws VerbsException if posting fails
+         */
+        void prepare(QueuePair queuePair) throws VerbsException;
+    }
 }

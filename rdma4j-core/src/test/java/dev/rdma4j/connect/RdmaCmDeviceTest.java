@@ -147,6 +147,143 @@ class RdmaCmDeviceTest {
         }
     }
 
+    /**
+     * The receive posted in the server's before-connect hook (QP in INIT, before rdma_accept) takes the
+     * client's first send, made the moment the client sees ESTABLISHED: no receive posted after accept.
+     */
+    @Test
+    void receivesPostedBeforeAcceptMeetAnEagerPeersFirstSend() throws Exception {
+        try (CmPair p = new CmPair()) {
+            List<String> seen = new java.util.concurrent.CopyOnWriteArrayList<>();
+            CompletableFuture<CompletableFuture<WorkCompletion>> serverRecv = new CompletableFuture<>();
+            List<AutoCloseable> mine = new ArrayList<>();
+            ConnectionSetup server = p.setup().withBeforeConnect(qp -> {
+                seen.add("server " + qp.state() + "/" + qp.query().state());
+                MemoryRegion mr = qp.protectionDomain().allocate(4096, AccessFlag.LOCAL_WRITE);
+                AsyncQueuePair aq = p.engine.wrap(qp);
+                synchronized (mine) {
+                    mine.add(0, mr);
+                    mine.add(0, aq);
+                }
+                serverRecv.complete(aq.receiveAsync(mr, 0, 4096));
+            });
+            ConnectionSetup client = p.setup().withBeforeConnect(qp -> seen.add("client " + qp.state() + "/"
+                    + qp.query().state()));
+            CompletableFuture<CmConnectionRequest> request = p.listener.nextRequest();
+            CompletableFuture<CmConnection> connecting = CmConnection.connect(p.channel, p.address, client,
+                    new byte[0], Duration.ofSeconds(30));
+            CompletableFuture<WorkCompletion> eagerSend = connecting.thenCompose(c -> { // on the engine thread
+                try {
+                    MemoryRegion mr = c.queuePair().protectionDomain().allocate(4096, AccessFlag.LOCAL_WRITE);
+                    AsyncQueuePair aq = p.engine.wrap(c.queuePair());
+                    synchronized (mine) {
+                        mine.add(0, mr);
+                        mine.add(0, aq);
+                    }
+                    MemorySegmentText.put(mr, "first!");
+                    return aq.sendAsync(mr, 0, 6);
+                } catch (VerbsException e) {
+                    return CompletableFuture.failedFuture(e);
+                }
+            });
+            CmConnection s = request.get(T, TimeUnit.SECONDS).accept(server, new byte[0]).get(T, TimeUnit.SECONDS);
+            CmConnection c = connecting.get(T, TimeUnit.SECONDS);
+            try (s; c) {
+                assertThat(eagerSend.get(T, TimeUnit.SECONDS).isSuccess()).isTrue();
+                WorkCompletion wc = serverRecv.get(T, TimeUnit.SECONDS).get(T, TimeUnit.SECONDS);
+                assertThat(wc.isSuccess()).isTrue();
+                assertThat(wc.byteLength()).isEqualTo(6);
+                assertThat(seen).containsExactlyInAnyOrder("server INIT/INIT", "client INIT/INIT");
+                assertThat(s.queuePair().state()).isEqualTo(QpState.RTS);
+                synchronized (mine) {
+                    for (AutoCloseable r : mine) {
+                        r.close();
+                    }
+                }
+            }
+        }
+    }
+
+    /** A hook that throws fails the connect (or accept) with its exception and leaves nothing open. */
+    @Test
+    void aThrowingBeforeConnectHookFailsTheConnectionAndClosesIt() throws Exception {
+        try (CmPair p = new CmPair()) {
+            List<QueuePair> qps = new java.util.concurrent.CopyOnWriteArrayList<>();
+            CompletableFuture<CmConnection> connecting = CmConnection.connect(p.channel, p.address,
+                    p.setup().withBeforeConnect(qp -> {
+                        qps.add(qp);
+                        throw new IllegalStateException("not today");
+                    }), new byte[0], Duration.ofSeconds(30));
+            assertThatThrownBy(() -> connecting.get(T, TimeUnit.SECONDS)).cause()
+                    .isInstanceOf(IllegalStateException.class).hasMessage("not today");
+            assertThat(qps).hasSize(1);
+            assertThat(qps.get(0).isClosed()).isTrue();
+        }
+    }
+
+    /**
+     * rdma_bind_addr before resolving (rping -I): the server sees the client's chosen source address and
+     * port; a source address the host does not have is refused by rdma_bind_addr.
+     */
+    @Test
+    void theClientBindsToAChosenSourceAddress() throws Exception {
+        try (CmPair p = new CmPair()) {
+            InetSocketAddress source = new InetSocketAddress(p.address.getAddress(), p.address.getPort() + 1);
+            CompletableFuture<CmConnectionRequest> request = p.listener.nextRequest();
+            CompletableFuture<CmConnection> connecting = CmConnection.connect(p.channel, source, p.address,
+                    p.setup(), new byte[0], Duration.ofSeconds(30));
+            CmConnection s = request.get(T, TimeUnit.SECONDS).accept(p.setup(), new byte[0]).get(T, TimeUnit.SECONDS);
+            CmConnection c = connecting.get(T, TimeUnit.SECONDS);
+            try (s; c) {
+                assertThat(c.localAddress()).isEqualTo(source);
+                assertThat(s.peerAddress()).isEqualTo(source);
+                assertThat(c.peerAddress()).isEqualTo(p.address);
+                assertThat(s.localAddress()).isEqualTo(p.address);
+            }
+            InetSocketAddress notOurs = new InetSocketAddress(InetAddress.getByName("192.0.2.1"), 0);
+            assertThatThrownBy(() -> CmConnection.connect(p.channel, notOurs, p.address, p.setup(), new byte[0],
+                    Duration.ofSeconds(30)).get(T, TimeUnit.SECONDS)).cause()
+                    .isInstanceOf(VerbsException.class).hasMessageContaining("rdma_bind_addr");
+        }
+    }
+
+    /**
+     * Before accepting, the server reaches the request's device: it registers a region there and sends
+     * its address and rkey in accept's private data; the client writes into it.
+     */
+    @Test
+    void aRequestShowsItsDeviceSoTheAcceptCanCarryARegion() throws Exception {
+        try (CmPair p = new CmPair()) {
+            CompletableFuture<CmConnectionRequest> request = p.listener.nextRequest();
+            CompletableFuture<CmConnection> connecting = CmConnection.connect(p.channel, p.address, p.setup(),
+                    new byte[0], Duration.ofSeconds(30));
+            CmConnectionRequest r = request.get(T, TimeUnit.SECONDS);
+            Context ctx = r.context();
+            try (ProtectionDomain pd = ctx.allocateProtectionDomain();
+                    CompletionQueue cq = p.engine.createCompletionQueue(ctx, 16);
+                    MemoryRegion target = pd.allocate(4096, AccessFlag.LOCAL_WRITE, AccessFlag.REMOTE_WRITE)) {
+                java.nio.ByteBuffer offer = java.nio.ByteBuffer.allocate(12).putLong(target.address())
+                        .putInt(target.rkey());
+                CmConnection s = r.accept(c2 -> QueuePair.builder(pd, QpType.RC).completionQueue(cq).capacity(8, 8),
+                        offer.array()).get(T, TimeUnit.SECONDS);
+                CmConnection c = connecting.get(T, TimeUnit.SECONDS);
+                try (s; c) {
+                    assertThat(s.context()).isSameAs(ctx);
+                    assertThat(s.queuePair().protectionDomain()).isSameAs(pd);
+                    java.nio.ByteBuffer got = java.nio.ByteBuffer.wrap(c.peerPrivateData());
+                    dev.rdma4j.RemoteRegion remote = new dev.rdma4j.RemoteRegion(got.getLong(), 4096, got.getInt());
+                    AsyncQueuePair aq = p.engine.wrap(c.queuePair());
+                    try (MemoryRegion src = c.queuePair().protectionDomain().allocate(4096, AccessFlag.LOCAL_WRITE)) {
+                        MemorySegmentText.put(src, "written through the accept's rkey");
+                        assertThat(aq.writeAsync(src, 0, 33, remote, 0).get(T, TimeUnit.SECONDS).isSuccess()).isTrue();
+                        assertThat(MemorySegmentText.get(target, 33)).isEqualTo("written through the accept's rkey");
+                    }
+                    aq.close();
+                }
+            }
+        }
+    }
+
     private void closeResources() throws Exception {
         synchronized (resources) {
             for (AutoCloseable r : resources) {

@@ -27,12 +27,25 @@ public final class RdmaCm {
     public static final StructLayout RDMA_EVENT_CHANNEL = CLayouts.struct("struct rdma_event_channel",
             JAVA_INT.withName("fd"));
 
-    /** The members of {@code struct rdma_cm_id} rdma4j reads; the rest of the struct is not described. */
+    /** {@code struct sockaddr_storage}: room for any address family, 8-aligned. */
+    private static MemoryLayout sockaddrStorage(String name) {
+        return MemoryLayout.sequenceLayout(128, JAVA_BYTE).withByteAlignment(8).withName(name);
+    }
+
+    /**
+     * The members of {@code struct rdma_cm_id} rdma4j reads; the rest of the struct is not described. The
+     * addresses are what the header's inline {@code rdma_get_local_addr}/{@code rdma_get_peer_addr} return.
+     */
     public static final StructLayout RDMA_CM_ID_PREFIX = CLayouts.struct("struct rdma_cm_id (prefix)",
             ADDRESS.withName("verbs"),
             ADDRESS.withName("channel"),
             ADDRESS.withName("context"),
-            ADDRESS.withName("qp"));
+            ADDRESS.withName("qp"),
+            CLayouts.struct("struct rdma_route (prefix)",
+                    CLayouts.struct("struct rdma_addr (prefix)",
+                            CLayouts.union("src", sockaddrStorage("src_storage")).withName("$src"),
+                            CLayouts.union("dst", sockaddrStorage("dst_storage")).withName("$dst"))
+                            .withName("addr (prefix)")).withName("route (prefix)"));
 
     public static final StructLayout RDMA_CONN_PARAM = CLayouts.struct("struct rdma_conn_param",
             ADDRESS.withName("private_data"),
@@ -209,6 +222,36 @@ public final class RdmaCm {
         } catch (Throwable t) {
             throw Native.rethrow(t);
         }
+    }
+
+    /** {@code rdma_get_local_addr} (an inline function of the header: the id's source address). */
+    public static InetSocketAddress localAddress(MemorySegment id) {
+        return socketAddress(id.asSlice(CLayouts.offset(RDMA_CM_ID_PREFIX, "route (prefix)", "addr (prefix)", "$src",
+                "src_storage"), 128));
+    }
+
+    /** {@code rdma_get_peer_addr} (an inline function of the header: the id's destination address). */
+    public static InetSocketAddress peerAddress(MemorySegment id) {
+        return socketAddress(id.asSlice(CLayouts.offset(RDMA_CM_ID_PREFIX, "route (prefix)", "addr (prefix)", "$dst",
+                "dst_storage"), 128));
+    }
+
+    /** The address in a {@code struct sockaddr_in}/{@code sockaddr_in6}; null for another family. */
+    static InetSocketAddress socketAddress(MemorySegment sa) {
+        int family = sa.get(ValueLayout.JAVA_SHORT, 0);
+        int port = Short.toUnsignedInt(sa.get(ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(java.nio.ByteOrder.BIG_ENDIAN), 2));
+        try {
+            if (family == 2) { // AF_INET
+                return new InetSocketAddress(java.net.InetAddress.getByAddress(sa.asSlice(4, 4).toArray(JAVA_BYTE)), port);
+            }
+            if (family == 10) { // AF_INET6
+                return new InetSocketAddress(Inet6Address.getByAddress(null, sa.asSlice(8, 16).toArray(JAVA_BYTE),
+                        sa.get(JAVA_INT, 24)), port);
+            }
+        } catch (java.net.UnknownHostException e) {
+            throw new IllegalStateException(e); // not for a 4- or 16-byte address
+        }
+        return null;
     }
 
     public static MemorySegment verbs(MemorySegment id) {

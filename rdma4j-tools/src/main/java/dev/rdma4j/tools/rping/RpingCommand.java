@@ -24,15 +24,15 @@ import picocli.CommandLine.Spec;
  *
  * <p>As in the C tool, numbers are read with {@code atoi}, each option may be given again (the last
  * value counts), an unknown option or a missing {@code -s}/{@code -c} exits with {@code EINVAL} (22),
- * a bad {@code -S} or {@code -C} too, an unresolvable {@code -a} with 254. {@code -I} (the client's
- * source address) is refused with status 22: rdma4j's {@code CmConnection.connect} resolves from any
- * source. {@code -q} (a QP created by the tool rather than by {@code rdma_create_qp}) is accepted and has
+ * a bad {@code -S} or {@code -C} too, an unresolvable {@code -a} or {@code -I} with 254. {@code -I} (the
+ * client's source address) binds the client's rdma_cm id to it ({@code rdma_bind_addr}) before resolving;
+ * the server ignores it, as the C tool does. {@code -q} (a QP created by the tool rather than by {@code rdma_create_qp}) is accepted and has
  * no effect: rdma4j always lets rdma_cm create and drive the QP, which is the same on the wire.
  */
 @Command(name = "rping", sortOptions = false, separator = " ", exitCodeOnInvalidInput = 22, exitCodeOnUsageHelp = 0,
         description = {"RDMA ping-pong over rdma_cm, like librdmacm's rping (same protocol, interoperable).",
                 "  rping -s [-vVd] [-S size] [-C count] [-a addr] [-p port]",
-                "  rping -c [-vVd] [-S size] [-C count] -a addr [-p port]"})
+                "  rping -c [-vVd] [-S size] [-C count] [-I addr] -a addr [-p port]"})
 public final class RpingCommand implements Callable<Integer> {
     /** {@code EINVAL}: the C tool's status for bad options. */
     static final int EINVAL = 22;
@@ -79,7 +79,7 @@ public final class RpingCommand implements Callable<Integer> {
     boolean[] selfCreatedQp;
 
     @Option(names = "-I", paramLabel = "addr",
-            description = "source address to bind to for client (not supported by rdma4j: refused)")
+            description = "source address to bind to for client")
     List<String> source;
 
     @Option(names = {"-h", "--help"}, usageHelp = true, description = "show this help and exit")
@@ -110,10 +110,6 @@ public final class RpingCommand implements Callable<Integer> {
     }
 
     private int run(PrintWriter out, PrintWriter err) throws VerbsException, InterruptedException {
-        if (source != null) {
-            err.println("rping: -I (the client's source address) is not supported by rdma4j");
-            return EINVAL;
-        }
         int ret = 0;
         int pingSize = RpingOptions.DEFAULT_SIZE;
         for (String s : list(size)) {
@@ -141,6 +137,15 @@ public final class RpingCommand implements Callable<Integer> {
                 ret = EAI_NONAME_STATUS;
             }
         }
+        InetAddress sourceAddr = null;
+        for (String a : list(source)) {
+            try {
+                sourceAddr = InetAddress.getByName(a);
+            } catch (UnknownHostException e) {
+                out.println("getaddrinfo failed (Name or service not known) - invalid hostname or IP address");
+                ret = EAI_NONAME_STATUS;
+            }
+        }
         if (ret != 0) {
             return ret;
         }
@@ -160,8 +165,8 @@ public final class RpingCommand implements Callable<Integer> {
             }
         }
         int tcpPort = port == null ? RpingOptions.DEFAULT_PORT : atoi(port.getLast()) & 0xffff; // htobe16
-        RpingOptions options = new RpingOptions(server != null, persistent != null, addr, tcpPort, pings, pingSize,
-                verbose != null, validate != null, debug != null);
+        RpingOptions options = new RpingOptions(server != null, persistent != null, addr, sourceAddr, tcpPort, pings,
+                pingSize, verbose != null, validate != null, debug != null);
         return new RpingRunner(options, out, err).run();
     }
 

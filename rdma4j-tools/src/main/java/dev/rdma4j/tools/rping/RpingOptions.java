@@ -9,6 +9,7 @@ import java.net.InetAddress;
  * @param persistent {@code -P}: serve connections one after the other and in parallel, forever
  * @param address    {@code -a}: the server's address (default {@code 0.0.0.0}, as the C tool's zeroed
  *                   {@code sockaddr_in})
+ * @param source     {@code -I}: the client's source address, or {@code null} to let the route pick it
  * @param port       {@code -p} (default 7174)
  * @param count      {@code -C}: pings the client does, 0 for no end (default); the server ignores it
  * @param size       {@code -S}: the ping data size (default 64)
@@ -16,7 +17,7 @@ import java.net.InetAddress;
  * @param validate   {@code -V}: the client compares what came back with what it sent
  * @param debug      {@code -d}: debug lines on stdout
  */
-record RpingOptions(boolean server, boolean persistent, InetAddress address, int port, int count, int size,
+record RpingOptions(boolean server, boolean persistent, InetAddress address, InetAddress source, int port, int count, int size,
         boolean verbose, boolean validate, boolean debug) {
     /** The default port. */
     static final int DEFAULT_PORT = 7174;

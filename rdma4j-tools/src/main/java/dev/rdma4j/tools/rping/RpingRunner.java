@@ -150,8 +150,9 @@ final class RpingRunner {
         try (RpingSession session = new RpingSession(options, engine, out, err)) {
             CmConnection connection;
             try {
-                connection = CmConnection.connect(channel, server, session.setup(), NO_PRIVATE_DATA, RESOLVE_TIMEOUT)
-                        .get();
+                InetSocketAddress source = options.source() == null ? null : new InetSocketAddress(options.source(), 0);
+                connection = CmConnection.connect(channel, source, server, session.setup(), NO_PRIVATE_DATA,
+                        RESOLVE_TIMEOUT).get();
             } catch (ExecutionException e) {
                 Throwable cause = e.getCause();
                 connectionFailed(cause, "rdma_connect");

@@ -55,11 +55,14 @@ class RpingCommandTest {
         assertThat(run("-s", "-t", "5").status()).isEqualTo(22); // in getopt's string, but not handled by rping
     }
 
+    /** {@code -I} is resolved like {@code -a}: an unknown name ends with getaddrinfo's line and 254. */
     @Test
-    void sourceAddressIsRefused() {
-        Result r = run("-c", "-I", "127.0.0.1", "-a", "127.0.0.1");
-        assertThat(r.status()).isEqualTo(22);
-        assertThat(r.err()).contains("-I").contains("not supported by rdma4j");
+    void anUnresolvableSourceAddressFailsLikeAnUnresolvableAddress() {
+        Result r = run("-c", "-I", "no-such-host.invalid", "-a", "127.0.0.1");
+        assertThat(r.status()).isEqualTo(254);
+        assertThat(r.out()).isEqualTo(
+                "getaddrinfo failed (Name or service not known) - invalid hostname or IP address\n");
+        assertThat(r.err()).isEmpty();
     }
 
     @Test

@@ -103,6 +103,12 @@ class RpingInteropDeviceTest {
         pair(Impl.JAVA, Impl.C, 7305, 20, 23, "-C", "20", "-v", "-V", "-S", "23");
     }
 
+    /** {@code -I}: the Java client binds to the source address (the C server ignores -I, as it should). */
+    @Test
+    void cServerJavaClientFromASourceAddress() throws Exception {
+        pair(Impl.C, Impl.JAVA, 7308, 5, 64, "-C", "5", "-v", "-I", addr);
+    }
+
     /** {@code -P}: a Java server takes clients one after the other until it is stopped. */
     @Test
     void persistentJavaServerServesSeveralClients() throws Exception {
