@@ -19,6 +19,8 @@ public final class Context extends NativeResource {
     private final java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofShared();
     private final java.util.concurrent.atomic.LongAdder listenerFailures = new java.util.concurrent.atomic.LongAdder();
     private final EventVerbs.Scratch asyncScratch = new EventVerbs.Scratch(arena);
+    /** The thread inside processAsyncEvents (under the async lock), or null. */
+    private volatile Thread delivering;
     private final java.util.concurrent.ConcurrentHashMap<Long, Object> objects =
             new java.util.concurrent.ConcurrentHashMap<>();
     private final java.util.concurrent.CopyOnWriteArrayList<java.util.function.Consumer<AsyncEvent>> asyncListeners =
@@ -243,33 +245,66 @@ public final class Context extends NativeResource {
     }
 
     /**
-     * Reads every pending asynchronous event ({@code ibv_get_async_event}, then {@code ibv_ack_async_event}),
-     * resolves it to its queue pair / CQ / SRQ / port, and delivers it to that object's listeners and to this
-     * context's. Never blocks on the fd.
+     * Reads every pending asynchronous event ({@code ibv_get_async_event}), resolves it to its queue pair / CQ /
+     * SRQ / port while it is still unacknowledged (so its element cannot be destroyed and its address reused
+     * meanwhile), acknowledges it ({@code ibv_ack_async_event}), and delivers it to that object's listeners and
+     * to this context's. Never blocks on the fd.
      *
      * <p>Thread-safe, and a barrier: reading and delivering happen under one lock, which an engine watching
      * this context ({@code engine.watchAsyncEvents}) takes too, so when this call returns every event the
      * device queued before it has been delivered to its listeners, by this thread or by the engine. Async
      * events and completions travel through different fds in no set order: a thread that polled the last
      * completion of a burst calls this to be sure the events that burst raised (e.g. SRQ_LIMIT_REACHED) have
-     * been handled. Listeners run under that lock, so they must not wait for another thread that calls it.
+     * been handled. Listeners run under that lock, so they must not wait for another thread that calls it,
+     * and must not close this context (refused with {@link IllegalStateException}: the close would wait for
+     * this very call); they may close the queue pair, CQ or SRQ an event is about.
      *
      * @return the number of events processed
      */
     public int processAsyncEvents() {
         acquire(false);
         try {
-            int n = 0;
+            int n;
             long[] raw = new long[3];
             synchronized (asyncScratch) {
-                while (EventVerbs.nextAsyncEvent(handle, asyncScratch, raw)) {
-                    deliver(resolve((int) raw[0], raw[1], (int) raw[2]));
-                    n++;
+                Thread outer = delivering;
+                delivering = Thread.currentThread();
+                try {
+                    n = readAndDeliver(raw);
+                } finally {
+                    delivering = outer;
                 }
             }
             return n;
         } finally {
             release(false);
+        }
+    }
+
+    /** Under the async lock, on the delivering thread. */
+    private int readAndDeliver(long[] raw) {
+        int n = 0;
+        while (EventVerbs.nextAsyncEvent(handle, asyncScratch, raw)) {
+            AsyncEvent e;
+            try {
+                // resolved while unacknowledged: its element cannot be destroyed, nor its address reused
+                e = resolve((int) raw[0], raw[1], (int) raw[2]);
+            } finally {
+                // acknowledged before delivery: a listener may destroy the element, which waits for this
+                EventVerbs.ackAsyncEvent(asyncScratch);
+            }
+            deliver(e);
+            n++;
+        }
+        return n;
+    }
+
+    @Override
+    void refuseReentrantClose() {
+        if (delivering == Thread.currentThread()) {
+            throw new IllegalStateException("cannot close " + description() + " from its own async-event listener:"
+                    + " processAsyncEvents is in progress on this thread and the close would wait for it forever;"
+                    + " close it from another thread once the listener has returned");
         }
     }
 

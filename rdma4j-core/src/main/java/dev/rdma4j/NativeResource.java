@@ -138,10 +138,13 @@ abstract class NativeResource implements AutoCloseable {
      * for the calls in progress on other threads to return, then destroys.
      *
      * @throws IllegalStateException if children (objects created from this one, or posted work requests)
-     *                               still use it; the object then stays open and usable
+     *                               still use it; the object then stays open and usable; or if called from
+     *                               within a call of this object that the close would wait for (e.g. a
+     *                               context closed from its own async-event listener)
      */
     @Override
     public final void close() {
+        refuseReentrantClose();
         AtomicInteger users = leak.users;
         int spins = 0;
         for (;;) { // announce the close: from here on acquire() refuses
@@ -209,6 +212,13 @@ abstract class NativeResource implements AutoCloseable {
         if (parent != null) {
             parent.release(true);
         }
+    }
+
+    /**
+     * Throws when the calling thread is itself inside a call of this object that {@link #close()} would wait
+     * for (a listener closing the object that is delivering to it), which would never return. None by default.
+     */
+    void refuseReentrantClose() {
     }
 
     /** Frees the native object; called exactly once. */

@@ -54,6 +54,58 @@ class AsyncEventsDeviceTest {
     }
 
     /**
+     * {@code Context.close()} from its own async-event listener waited for the call in progress that was its
+     * own caller, forever. Now it is refused at once with a message, the other listeners and events are still
+     * delivered, and the context closes normally afterwards from the caller's thread.
+     */
+    @Test
+    void closingTheContextFromItsOwnListenerFailsFastInsteadOfHanging() throws Exception {
+        assumeTrue(System.getenv("RDMA4J_IN_GUEST") != null || System.getenv("RDMA4J_ALLOW_LINK_FLAP") != null,
+                "flaps the netdev: runs in the Soft-RoCE guest or with RDMA4J_ALLOW_LINK_FLAP=1");
+        String netdev = Files.readString(Path.of(TestDevice.device().sysfsPath(), "ports/1/gid_attrs/ndevs/0")).trim();
+        Context ctx = TestDevice.device().open();
+        java.util.List<Throwable> refused = new java.util.concurrent.CopyOnWriteArrayList<>();
+        LinkedBlockingQueue<AsyncEvent> events = new LinkedBlockingQueue<>();
+        ctx.addAsyncEventListener(e -> {
+            try {
+                ctx.close();
+            } catch (IllegalStateException expected) {
+                refused.add(expected);
+            }
+        });
+        ctx.addAsyncEventListener(events::add);
+        try {
+            ip("link", "set", netdev, "down");
+            ip("link", "set", netdev, "up");
+            java.util.concurrent.FutureTask<Integer> processing = new java.util.concurrent.FutureTask<>(() -> {
+                int n = 0;
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+                while (n < 2 && System.nanoTime() < deadline) {
+                    n += ctx.processAsyncEvents();
+                    Thread.sleep(10);
+                }
+                return n;
+            });
+            Thread t = Thread.ofPlatform().daemon().start(processing);
+            assertThat(processing.get(120, TimeUnit.SECONDS)).as("events processed").isGreaterThanOrEqualTo(2);
+            assertThat(t.isAlive()).isFalse();
+            assertThat(refused).isNotEmpty();
+            assertThat(refused.get(0)).hasMessageContaining("own async-event listener");
+            assertThat(events).extracting(AsyncEvent::type).contains(AsyncEventType.PORT_ERR);
+            assertThat(ctx.isClosed()).isFalse();
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (ctx.queryPort(1).state() != PortState.ACTIVE) {
+                assertThat(System.nanoTime()).as("port active again").isLessThan(deadline);
+                Thread.sleep(10);
+            }
+        } finally {
+            ip("link", "set", netdev, "up");
+            ctx.close();
+        }
+        assertThat(ctx.isClosed()).isTrue();
+    }
+
+    /**
      * A remote access error at a responder QP that takes its receives from an SRQ moves it to ERROR and
      * raises a QP event (QP_LAST_WQE_REACHED, and QP_ACCESS_ERR/QP_FATAL where the device reports them),
      * routed to that QueuePair. Soft-RoCE raises it from Linux 6.12 on (the guest's kernel).

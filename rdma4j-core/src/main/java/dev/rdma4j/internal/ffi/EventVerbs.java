@@ -75,10 +75,11 @@ public final class EventVerbs {
     }
 
     /**
-     * {@code ibv_get_async_event} then at once {@code ibv_ack_async_event} (the event is copied out
-     * first, and acknowledging promptly keeps {@code ibv_destroy_qp}/{@code _cq}/{@code _srq} from
-     * waiting). Returns false when no event is pending; fills {@code out} = {type, element address,
-     * port number}.
+     * {@code ibv_get_async_event}, without acknowledging it: while it is unacknowledged, {@code ibv_destroy_qp}
+     * (and _cq, _srq) of its element waits, so the element's address cannot be reused before the caller has
+     * resolved it. The caller must then call {@link #ackAsyncEvent} (before delivering it to listeners, which may
+     * destroy the element). Returns false when no event is pending; fills {@code out} = {type, element
+     * address, port number}.
      */
     public static boolean nextAsyncEvent(MemorySegment ctx, Scratch s, long[] out) {
         Libibverbs.ensureLoaded();
@@ -90,8 +91,16 @@ public final class EventVerbs {
             out[0] = s.asyncEvent.get(ValueLayout.JAVA_INT, CLayouts.offset(Structs.IBV_ASYNC_EVENT, "event_type"));
             out[1] = s.asyncEvent.get(ValueLayout.JAVA_LONG, 0);
             out[2] = s.asyncEvent.get(ValueLayout.JAVA_INT, 0);
-            H.ACK_ASYNC_EVENT.invokeExact(s.asyncEvent);
             return true;
+        } catch (Throwable t) {
+            throw Native.rethrow(t);
+        }
+    }
+
+    /** {@code ibv_ack_async_event} of the event {@link #nextAsyncEvent} last read into {@code s}. */
+    public static void ackAsyncEvent(Scratch s) {
+        try {
+            H.ACK_ASYNC_EVENT.invokeExact(s.asyncEvent);
         } catch (Throwable t) {
             throw Native.rethrow(t);
         }
