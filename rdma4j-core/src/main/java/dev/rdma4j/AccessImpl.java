@@ -28,6 +28,31 @@ final class AccessImpl implements Access {
     }
 
     @Override
+    public void drive(QueuePair qp, QpDriver driver) {
+        qp.drive(driver);
+    }
+
+    @Override
+    public void drive(CompletionQueue cq, Thread engineThread) {
+        cq.drive(engineThread);
+    }
+
+    @Override
+    public QpDriver driver(WorkCompletions wcs, int i) {
+        return wcs.driver(i);
+    }
+
+    @Override
+    public void post(QueuePair qp, SendBatch batch) throws VerbsException {
+        qp.post(batch, true);
+    }
+
+    @Override
+    public void post(QueuePair qp, ReceiveBatch batch) throws VerbsException {
+        qp.post(batch, true);
+    }
+
+    @Override
     public void stateChanged(QueuePair qp, QpState state) {
         qp.stateChanged(state);
     }

@@ -25,6 +25,8 @@ public final class CompletionQueue extends NativeResource {
     private final CompletionChannel channel;
     private final Object eventLock = new Object();
     private int unackedEvents;
+    /** The engine thread that alone may poll, or null. */
+    private volatile Thread drivenBy;
     private boolean destroying;
     private final java.util.concurrent.CopyOnWriteArrayList<java.util.function.Consumer<AsyncEvent>> listeners =
             new java.util.concurrent.CopyOnWriteArrayList<>();
@@ -94,9 +96,16 @@ public final class CompletionQueue extends NativeResource {
      * @param completions the batch to fill; its {@code count()} becomes the return value
      * @return the number of completions, 0 if none is ready
      * @throws VerbsException if the verb itself fails (the CQ is broken, e.g. after a device fatal error)
-     * @throws IllegalStateException if the queue is closed
+     * @throws IllegalStateException if the queue is closed, or a {@code CompletionEngine} drives it and this is
+     *         not the engine's thread
      */
     public int poll(WorkCompletions completions) throws VerbsException {
+        Thread driver = drivenBy;
+        if (driver != null && driver != Thread.currentThread()) {
+            throw new IllegalStateException(this + " is driven by the completion engine " + driver.getName()
+                    + ": its completions complete futures and go to its fallback handler; polling it here would"
+                    + " steal them");
+        }
         acquire(false);
         pollLock.lock();
         try {
@@ -120,6 +129,7 @@ public final class CompletionQueue extends NativeResource {
                     completions.moveBuffer(i, kept);
                 }
                 WcView.wrId(wcs, kept, userWrId);
+                completions.driver(kept, owner.driver());
                 kept++;
             }
             completions.count(kept);
@@ -128,6 +138,11 @@ public final class CompletionQueue extends NativeResource {
             pollLock.unlock();
             release(false);
         }
+    }
+
+    /** See {@code Access.drive(CompletionQueue, Thread)}. */
+    void drive(Thread engineThread) {
+        drivenBy = engineThread;
     }
 
     /**

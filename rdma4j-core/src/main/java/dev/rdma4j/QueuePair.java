@@ -31,6 +31,11 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  * <p>Closing destroys the QP ({@code ibv_destroy_qp}); its outstanding requests are forgotten and
  * their regions released, and completions of it still in a CQ are dropped by {@link CompletionQueue#poll}.
+ *
+ * <p>Threading: thread-safe. Posts on one direction are serialised by a lock held only around the provider call
+ * (send and receive posts do not contend with each other); state transitions are serialised with each other;
+ * none of its methods blocks on the device. Wrapped by an {@code AsyncQueuePair}, it refuses posts of its own
+ * (the wrapper owns its wr_ids).
  */
 public final class QueuePair extends NativeResource {
     /** UD receives start with this many bytes of GRH ({@link GlobalRouteHeader}). */
@@ -80,6 +85,7 @@ public final class QueuePair extends NativeResource {
     private volatile QpState state = QpState.RESET;
     private volatile int port = 1;
     private volatile int token;
+    private volatile dev.rdma4j.internal.Access.QpDriver driver;
     private final Completions completions = new Completions();
     private final java.util.concurrent.CopyOnWriteArrayList<java.util.function.Consumer<AsyncEvent>> listeners =
             new java.util.concurrent.CopyOnWriteArrayList<>();
@@ -208,6 +214,22 @@ public final class QueuePair extends NativeResource {
         state = s;
     }
 
+    /** See {@link dev.rdma4j.internal.Access#drive}. */
+    synchronized void drive(dev.rdma4j.internal.Access.QpDriver d) {
+        ensureOpen();
+        if (driver != null) {
+            throw new IllegalStateException(this + " is already driven by an AsyncQueuePair");
+        }
+        driver = java.util.Objects.requireNonNull(d);
+    }
+
+    private void refuseIfDriven() {
+        if (driver != null) {
+            throw new IllegalStateException(this + " is driven by an AsyncQueuePair, which owns its wr_ids and"
+                    + " completions: post through the AsyncQueuePair");
+        }
+    }
+
     /**
      * Starts building a queue pair ({@code ibv_create_qp}).
      *
@@ -226,6 +248,24 @@ public final class QueuePair extends NativeResource {
      */
     public int qpNumber() {
         return qpNumber;
+    }
+
+    /**
+     * The CQ its send requests complete on ({@code ibv_qp.send_cq}).
+     *
+     * @return the send completion queue
+     */
+    public CompletionQueue sendCompletionQueue() {
+        return sendCq;
+    }
+
+    /**
+     * The CQ its receives complete on ({@code ibv_qp.recv_cq}); the send CQ when one was given for both.
+     *
+     * @return the receive completion queue
+     */
+    public CompletionQueue receiveCompletionQueue() {
+        return recvCq;
     }
 
     /**
@@ -417,6 +457,10 @@ public final class QueuePair extends NativeResource {
             token = WorkRequestIds.register(t -> completions);
             return null;
         });
+        var d = driver;
+        if (d != null) {
+            d.discarded(false); // outside the CQ locks: it completes futures, whose continuations run here
+        }
     }
 
     private interface AttrWriter {
@@ -517,7 +561,11 @@ public final class QueuePair extends NativeResource {
      * @throws IllegalStateException if the QP, or a region the batch uses, is closed
      */
     public void post(SendBatch batch) throws VerbsException {
-        int rc = tryPost(batch);
+        post(batch, false);
+    }
+
+    void post(SendBatch batch, boolean byDriver) throws VerbsException {
+        int rc = tryPost(batch, byDriver);
         if (rc != 0) {
             throw Native.fail("ibv_post_send", rc, explainSend(batch, rc));
         }
@@ -530,9 +578,17 @@ public final class QueuePair extends NativeResource {
      *
      * @param batch the requests
      * @return 0 or an errno value
-     * @throws IllegalStateException if the QP, or a region the batch uses, is closed
+     * @throws IllegalStateException if the QP, or a region the batch uses, is closed, or an
+     *         {@code AsyncQueuePair} drives the QP (it owns the QP's wr_ids: post through it)
      */
     public int tryPost(SendBatch batch) {
+        return tryPost(batch, false);
+    }
+
+    int tryPost(SendBatch batch, boolean byDriver) {
+        if (!byDriver) {
+            refuseIfDriven();
+        }
         int n = batch.count;
         if (n == 0) {
             return 0;
@@ -568,7 +624,11 @@ public final class QueuePair extends NativeResource {
      * @throws IllegalStateException if the QP, or a region the batch uses, is closed
      */
     public void post(ReceiveBatch batch) throws VerbsException {
-        int rc = tryPost(batch);
+        post(batch, false);
+    }
+
+    void post(ReceiveBatch batch, boolean byDriver) throws VerbsException {
+        int rc = tryPost(batch, byDriver);
         if (rc != 0) {
             throw Native.fail("ibv_post_recv", rc, description() + " #" + qpNumber + ": request " + batch.failedIndex
                     + " of " + batch.count + (state == QpState.RESET ? " (the QP is still in RESET)"
@@ -584,8 +644,17 @@ public final class QueuePair extends NativeResource {
      *
      * @param batch the requests
      * @return 0 or an errno value
+     * @throws IllegalStateException if the QP, or a region the batch uses, is closed, or an
+     *         {@code AsyncQueuePair} drives the QP (it owns the QP's wr_ids: post through it)
      */
     public int tryPost(ReceiveBatch batch) {
+        return tryPost(batch, false);
+    }
+
+    int tryPost(ReceiveBatch batch, boolean byDriver) {
+        if (!byDriver) {
+            refuseIfDriven();
+        }
         int n = batch.count;
         if (n == 0) {
             return 0;
@@ -682,6 +751,11 @@ public final class QueuePair extends NativeResource {
         public int token() {
             return token;
         }
+
+        @Override
+        public dev.rdma4j.internal.Access.QpDriver driver() {
+            return driver;
+        }
     }
 
     /** Outstanding requests will never complete: release their pins. Callers hold the CQ poll locks. */
@@ -739,6 +813,10 @@ public final class QueuePair extends NativeResource {
             recvCq.release(true);
             if (srq != null) {
                 srq.release(true);
+            }
+            var d = driver;
+            if (d != null) {
+                d.discarded(true);
             }
         }
     }

@@ -33,6 +33,9 @@ import java.util.function.Consumer;
  * <p>Regions used for its receives must belong to the SRQ's own protection domain (which may differ
  * from the QPs'); a region of another PD is accepted by the post, and the receive then completes with
  * an error status ({@code LOC_PROT_ERR} or {@code LOC_QP_OP_ERR} on Soft-RoCE).
+ *
+ * <p>Threading: thread-safe: posts are serialised by one lock held around the provider call, so a refill action
+ * on the engine thread and posts from other threads may run together.
  */
 public final class SharedReceiveQueue extends NativeResource {
     private static final int MAX_WR = 1;
@@ -63,6 +66,11 @@ public final class SharedReceiveQueue extends NativeResource {
         @Override
         public int token() {
             return token;
+        }
+
+        @Override
+        public dev.rdma4j.internal.Access.QpDriver driver() {
+            return null;
         }
     };
 

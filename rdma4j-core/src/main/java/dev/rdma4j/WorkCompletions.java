@@ -22,6 +22,7 @@ public final class WorkCompletions implements AutoCloseable {
     private int count;
     private final MemoryRegion[] regions;
     private final long[] offsets;
+    private final dev.rdma4j.internal.Access.QpDriver[] drivers;
 
     /**
      * Allocates room for {@code capacity} completions.
@@ -36,6 +37,16 @@ public final class WorkCompletions implements AutoCloseable {
         this.wcs = arena.allocate(WcView.SIZE * capacity, 8);
         this.regions = new MemoryRegion[capacity];
         this.offsets = new long[capacity];
+        this.drivers = new dev.rdma4j.internal.Access.QpDriver[capacity];
+    }
+
+    void driver(int i, dev.rdma4j.internal.Access.QpDriver driver) {
+        drivers[i] = driver;
+    }
+
+    /** Who drives the queue pair of completion {@code i} (the engine routes by it), or null. */
+    dev.rdma4j.internal.Access.QpDriver driver(int i) {
+        return drivers[check(i)];
     }
 
     void buffer(int i, MemoryRegion region, long offset) {

@@ -22,6 +22,9 @@ final class WorkRequestIds {
         long complete(boolean recv, long seq, WorkCompletions wcs, int i);
 
         int token();
+
+        /** The queue pair's driver ({@link dev.rdma4j.internal.Access.QpDriver}), or null. */
+        dev.rdma4j.internal.Access.QpDriver driver();
     }
 
     private static final int SLOT_BITS = 16;

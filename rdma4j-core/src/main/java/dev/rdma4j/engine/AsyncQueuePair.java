@@ -9,12 +9,12 @@ import dev.rdma4j.SendBatch;
 import dev.rdma4j.VerbsException;
 import dev.rdma4j.WorkCompletion;
 import dev.rdma4j.WorkCompletions;
+import dev.rdma4j.internal.Access;
 import dev.rdma4j.internal.ffi.Native;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -29,15 +29,24 @@ import java.util.concurrent.locks.ReentrantLock;
  * cancelling it (or completing it, or {@code orTimeout}) frees neither the request's queue room nor its
  * buffers: the room comes back and the regions are unpinned when the device completes the request or the
  * queue pair is closed ({@link #sendRoom()}, {@link #receiveRoom()}).
- * Closing completes every pending future with {@code WR_FLUSH_ERR}. Thread-safe.
+ * Closing completes every pending future with {@code WR_FLUSH_ERR}.
+ *
+ * <p>The wrapper owns its queue pair: the QP's own posts are refused while it is wrapped, and closing or
+ * resetting the QP directly ({@code queuePair().close()}, {@code queuePair().reset()}) fails the pending
+ * futures ("queue pair closed" / "queue pair reset") and gives their room back; after a reset and a new
+ * connection the wrapper posts again. When its engine closes or dies, or its CQ fails, pending futures fail
+ * and later posts fail at once.
+ *
+ * <p>Threading: thread-safe. Futures complete on the engine thread, so their non-async continuations run
+ * there and must not block; the blocking twins detect the engine thread and throw.
  */
 public final class AsyncQueuePair implements AutoCloseable {
     private static final int ENOMEM = 12;
-    private static final AtomicReferenceArray<AsyncQueuePair> OWNERS = new AtomicReferenceArray<>(1 << 16);
+    private static final Access ACCESS = Access.get();
 
     private final CompletionEngine engine;
     private final QueuePair qp;
-    private final int owner;
+    private final Driver driver = new Driver();
     private final PendingRequests pending;
     private final Semaphore sendRoom;
     private final Semaphore recvRoom;
@@ -46,6 +55,7 @@ public final class AsyncQueuePair implements AutoCloseable {
     private final SendBatch send;
     private final ReceiveBatch recv;
     private final AtomicBoolean closed = new AtomicBoolean();
+    private volatile Throwable broken;
 
     AsyncQueuePair(CompletionEngine engine, QueuePair qp) {
         this.engine = engine;
@@ -56,21 +66,26 @@ public final class AsyncQueuePair implements AutoCloseable {
         this.recvRoom = new Semaphore(caps.maxRecvWr());
         this.send = new SendBatch(1, Math.max(1, caps.maxSendSge()));
         this.recv = new ReceiveBatch(1, Math.max(1, caps.maxRecvSge()));
-        this.owner = register(this);
+        ACCESS.drive(qp, driver); // from now on only this wrapper posts on the QP
     }
 
-    private static synchronized int register(AsyncQueuePair a) {
-        for (int i = 1; i < OWNERS.length(); i++) { // 0 stays free: caller wr_ids are never taken for ours
-            if (OWNERS.get(i) == null) {
-                OWNERS.set(i, a);
-                return i;
+    /**
+     * The core's handle on this wrapper: the engine finds it beside each completion of the QP's requests,
+     * and the QP tells it when a reset or a direct close discarded them.
+     */
+    final class Driver implements Access.QpDriver {
+        AsyncQueuePair owner() {
+            return AsyncQueuePair.this;
+        }
+
+        @Override
+        public void discarded(boolean destroyed) {
+            if (destroyed) {
+                tearDown("queue pair closed");
+            } else {
+                failPending("queue pair reset");
             }
         }
-        throw new IllegalStateException("too many async queue pairs");
-    }
-
-    static AsyncQueuePair owner(int index) {
-        return index > 0 ? OWNERS.get(index) : null;
     }
 
     /**
@@ -404,7 +419,7 @@ public final class AsyncQueuePair implements AutoCloseable {
     private CompletableFuture<WorkCompletion> postSend(String what, boolean wait, Encoder encoder) {
         return post(what, wait, sendRoom, () -> {
             CompletableFuture<WorkCompletion> f = new CompletableFuture<>();
-            long id = pending.allocate(owner, new PendingRequests.Pending(f, what, sendRoom));
+            long id = pending.allocate(new PendingRequests.Pending(f, what, sendRoom));
             if (id < 0) {
                 return noSlot(f, sendRoom);
             }
@@ -412,7 +427,7 @@ public final class AsyncQueuePair implements AutoCloseable {
             try {
                 send.clear();
                 encoder.encode(send, id);
-                qp.post(send); // a refusal throws with the QP's reason (e.g. a UD send without address handle)
+                ACCESS.post(qp, send); // a refusal throws with the QP's reason (e.g. a UD send without address handle)
             } catch (VerbsException | RuntimeException e) {
                 fail(id, e);
             } finally {
@@ -425,17 +440,14 @@ public final class AsyncQueuePair implements AutoCloseable {
     private CompletableFuture<WorkCompletion> postReceive(boolean wait, MemoryRegion region, long offset, int length) {
         return post("receive", wait, recvRoom, () -> {
             CompletableFuture<WorkCompletion> f = new CompletableFuture<>();
-            long id = pending.allocate(owner, new PendingRequests.Pending(f, "receive", recvRoom));
+            long id = pending.allocate(new PendingRequests.Pending(f, "receive", recvRoom));
             if (id < 0) {
                 return noSlot(f, recvRoom);
             }
             recvLock.lock();
             try {
-                int rc = qp.tryPost(recv.clear().receive(id, region, offset, length));
-                if (rc != 0) {
-                    fail(id, Native.fail("ibv_post_recv", rc, "receive on " + qp));
-                }
-            } catch (RuntimeException e) {
+                ACCESS.post(qp, recv.clear().receive(id, region, offset, length));
+            } catch (VerbsException | RuntimeException e) {
                 fail(id, e);
             } finally {
                 recvLock.unlock();
@@ -450,8 +462,11 @@ public final class AsyncQueuePair implements AutoCloseable {
             return CompletableFuture.failedFuture(new IllegalStateException(qp + " is closed"));
         }
         if (engine.isClosed()) {
-            return CompletableFuture.failedFuture(new IllegalStateException("the completion engine of " + qp
-                    + " is closed: nothing would complete the future"));
+            return CompletableFuture.failedFuture(engine.closedError(qp));
+        }
+        if (broken != null) {
+            return CompletableFuture.failedFuture(new IllegalStateException("the completion queue of " + qp
+                    + " failed (" + broken.getMessage() + "): nothing would complete the future", broken));
         }
         if (wait) {
             engine.refuseBlockingOnEngineThread("AsyncQueuePair's blocking " + what);
@@ -463,8 +478,8 @@ public final class AsyncQueuePair implements AutoCloseable {
         // The room is given back when the request leaves the device's queue (completed, failed to post,
         // flushed), never by the caller: the caller gets a copy, whose cancellation changes nothing here.
         CompletableFuture<WorkCompletion> f = body.get();
-        if (engine.isClosed()) { // closed meanwhile: its sweep of the pending requests may have missed this one
-            failPending("completion engine closed");
+        if (engine.isClosed() || broken != null) { // meanwhile: the sweep of pending requests may have missed it
+            failPending(engine.isClosed() ? "completion engine closed" : "its completion queue failed", broken);
         }
         return f.copy();
     }
@@ -519,10 +534,24 @@ public final class AsyncQueuePair implements AutoCloseable {
     }
 
     void failPending(String reason) {
+        failPending(reason, null);
+    }
+
+    void failPending(String reason, Throwable cause) {
         for (PendingRequests.Pending p : pending.takeAll()) {
             p.room().release();
-            p.future().completeExceptionally(new WorkRequestException(p.what(), reason));
+            WorkRequestException e = new WorkRequestException(p.what(), reason);
+            if (cause != null) {
+                e.initCause(cause);
+            }
+            p.future().completeExceptionally(e);
         }
+    }
+
+    /** Engine thread: the QP's CQ broke; nothing posted on it will complete, now or later. */
+    void fail(Throwable cause) {
+        broken = cause;
+        failPending("its completion queue failed: " + cause.getMessage(), cause);
     }
 
     private static WorkCompletion await(CompletableFuture<WorkCompletion> f)
@@ -547,17 +576,31 @@ public final class AsyncQueuePair implements AutoCloseable {
      */
     @Override
     public void close() {
+        try {
+            qp.close(); // its driver's discarded(true) tears this wrapper down
+        } finally {
+            tearDown("queue pair closed");
+        }
+    }
+
+    /** The QP is gone: fail what is pending, free the batches, leave the engine. Idempotent. */
+    private void tearDown(String reason) {
         if (!closed.compareAndSet(false, true)) {
             return;
         }
+        failPending(reason);
+        sendLock.lock();
         try {
-            qp.close();
-        } finally {
-            failPending("queue pair closed");
             send.close();
-            recv.close();
-            OWNERS.compareAndSet(owner, this, null);
-            engine.forget(this);
+        } finally {
+            sendLock.unlock();
         }
+        recvLock.lock();
+        try {
+            recv.close();
+        } finally {
+            recvLock.unlock();
+        }
+        engine.forget(this);
     }
 }

@@ -6,6 +6,7 @@ import dev.rdma4j.Context;
 import dev.rdma4j.VerbsException;
 import dev.rdma4j.WorkCompletion;
 import dev.rdma4j.WorkCompletions;
+import dev.rdma4j.internal.Access;
 import dev.rdma4j.internal.ffi.Libc;
 import dev.rdma4j.internal.ffi.Native;
 import java.lang.foreign.Arena;
@@ -18,6 +19,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
@@ -41,11 +43,22 @@ import java.util.function.Supplier;
  *
  * <p>Close order: queue pairs and CQs created through the engine before the engine, the engine before
  * its contexts.
+ *
+ * <p>Threading: thread-safe. Everything it calls back (completions, continuations without an executor, fallback
+ * handlers, watched-fd handlers, listeners, tasks given to {@link #execute}) runs on its one thread and must
+ * not block: a blocking call there stops every other completion (the blocking twins of {@link AsyncQueuePair}
+ * detect it and throw). A callback's {@code RuntimeException} is logged and counted ({@link
+ * #callbackFailures()}); an {@code Error} ends the engine ({@link #terminationCause()}).
  */
-public final class CompletionEngine implements AutoCloseable {
+public final class CompletionEngine implements AutoCloseable, java.util.concurrent.Executor {
     private static final long WAKE = 0;
     private static final int ACK_BATCH = 16;
+    /** Polls of one CQ per turn before the others, the tasks and the fds get theirs (no starvation). */
+    private static final int DRAIN_BUDGET = 16;
+    /** {@link #wakers} once the eventfd is about to close: no more writes. */
+    private static final int WAKES_CLOSED = Integer.MIN_VALUE;
     private static final System.Logger LOG = System.getLogger("dev.rdma4j.engine");
+    private static final Access ACCESS = Access.get();
 
     private final PollingMode mode;
     private final IdleStrategy idle;
@@ -54,12 +67,22 @@ public final class CompletionEngine implements AutoCloseable {
     private final int wakeFd;
     private final Arena arena = Arena.ofShared();
     private final MemorySegment epollScratch = arena.allocate(Libc.EPOLL_EVENT);
-    private final MemorySegment wakeBuf = arena.allocate(ValueLayout.JAVA_LONG);
+    private final MemorySegment wakeOne = arena.allocate(ValueLayout.JAVA_LONG); // always 1: what wake() writes
+    private final MemorySegment wakeRead = arena.allocate(ValueLayout.JAVA_LONG); // the engine thread's
+    /** A wake-up is written and not yet consumed by the engine thread: further ones are coalesced. */
+    private final AtomicBoolean wakePending = new AtomicBoolean();
+    /** Wake-up writes in progress, or {@link #WAKES_CLOSED}: the eventfd closes only when none is. */
+    private final java.util.concurrent.atomic.AtomicInteger wakers = new java.util.concurrent.atomic.AtomicInteger();
+    private final java.util.concurrent.atomic.AtomicLong wakeWrites = new java.util.concurrent.atomic.AtomicLong();
+    private volatile Throwable terminationCause;
     private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
     private final AtomicBoolean closed = new AtomicBoolean();
     private final Map<Context, CompletionChannel> channels = new HashMap<>();
     private final List<AsyncQueuePair> queuePairs = new java.util.concurrent.CopyOnWriteArrayList<>();
+    /** The CQs this engine drains (any thread reads it: wrap checks a QP's CQs against it). */
+    private final java.util.Set<CompletionQueue> drivenCqs = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private final CompletableFuture<Void> terminated = new CompletableFuture<>();
+    private final java.util.concurrent.atomic.LongAdder callbackFailures = new java.util.concurrent.atomic.LongAdder();
 
     // engine thread only
     private final List<Driven> driven = new ArrayList<>();
@@ -69,12 +92,14 @@ public final class CompletionEngine implements AutoCloseable {
     private final MemorySegment events;
     private final int maxEvents = 64;
     private volatile boolean running = true;
+    private int work; // completions dispatched in this turn (poll modes: whether to idle)
 
     /** A CQ the engine drains. */
     private static final class Driven {
         final CompletionQueue cq;
         final Consumer<WorkCompletion> fallback;
         boolean ready;
+        boolean broken;
         int eventsSinceAck;
 
         Driven(CompletionQueue cq, Consumer<WorkCompletion> fallback) {
@@ -88,6 +113,7 @@ public final class CompletionEngine implements AutoCloseable {
         this.idle = b.idle.get();
         this.wcs = new WorkCompletions(b.pollBatch);
         this.events = arena.allocate(Libc.EPOLL_EVENT.byteSize() * maxEvents, 8);
+        wakeOne.set(ValueLayout.JAVA_LONG, 0, 1L);
         dev.rdma4j.Rdma.ensureAvailable();
         int ep = Libc.epollCreate();
         if (ep < 0) {
@@ -170,6 +196,8 @@ public final class CompletionEngine implements AutoCloseable {
             call(() -> {
                 Driven d = new Driven(cq, fallback);
                 driven.add(d);
+                drivenCqs.add(cq);
+                ACCESS.drive(cq, thread); // polling it by hand would race the engine: refused from now on
                 if (mode == PollingMode.EVENT) {
                     armAndDrain(d);
                 }
@@ -184,13 +212,24 @@ public final class CompletionEngine implements AutoCloseable {
     /**
      * Wraps a queue pair whose CQs this engine drives, for futures-based and blocking operations.
      *
-     * @param qp the queue pair; the wrapper owns it from now on (closing it closes the QP)
+     * @param qp the queue pair; the wrapper owns it from now on: closing the wrapper closes the QP, the
+     *           QP's own posts are refused (the wrapper owns its wr_ids), and a reset or a direct close of
+     *           the QP fails the wrapper's pending futures
      * @return the async view
+     * @throws IllegalStateException    if this engine or the QP is closed, or the QP is already wrapped
+     * @throws IllegalArgumentException if the QP's CQs were not created by this engine
      */
     public AsyncQueuePair wrap(dev.rdma4j.QueuePair qp) {
         ensureOpen();
         if (qp.isClosed()) {
             throw new IllegalStateException("cannot wrap " + qp + ": it is closed");
+        }
+        for (CompletionQueue cq : List.of(qp.sendCompletionQueue(), qp.receiveCompletionQueue())) {
+            if (!drivenCqs.contains(cq)) {
+                throw new IllegalArgumentException("cannot wrap " + qp + ": its " + (cq == qp.sendCompletionQueue()
+                        ? "send" : "receive") + " CQ " + cq + " is not driven by this engine, so nothing would"
+                        + " complete its futures; create its CQs with this engine's createCompletionQueue");
+            }
         }
         AsyncQueuePair a = new AsyncQueuePair(this, qp);
         queuePairs.add(a);
@@ -247,7 +286,7 @@ public final class CompletionEngine implements AutoCloseable {
                 Libc.epollCtl(epfd, Libc.EPOLL_CTL_DEL, watched.fd(), 0, 0, epollScratch);
             }
         } catch (RuntimeException e) {
-            LOG.log(System.Logger.Level.WARNING, "fd handler failed", e);
+            callbackFailed("the handler of a watched fd", e);
         }
     }
 
@@ -308,6 +347,51 @@ public final class CompletionEngine implements AutoCloseable {
         }
     }
 
+    /**
+     * Runs {@code task} on the engine thread, in submission order with the engine's own work (Netty's
+     * {@code execute}); with this an engine is an {@link java.util.concurrent.Executor} for continuations
+     * ({@code future.thenApplyAsync(fn, engine)}). The task must not block. A task that throws a
+     * {@code RuntimeException} is logged and counted ({@link #callbackFailures()}); the engine goes on.
+     *
+     * @param task what to run
+     * @throws RejectedExecutionException once {@link #close()} has begun or the engine thread has died
+     */
+    @Override
+    public void execute(Runnable task) {
+        Objects.requireNonNull(task, "task");
+        enqueue(() -> {
+            try {
+                task.run();
+            } catch (RuntimeException e) {
+                callbackFailed("a task given to execute()", e);
+            }
+        });
+    }
+
+    /** Queues {@code task} and wakes the thread; a task the closing engine will not run is taken back. */
+    private void enqueue(Runnable task) {
+        if (closed.get()) {
+            throw rejected();
+        }
+        tasks.add(task);
+        // close() may have begun after the check: the engine thread's last runTasks comes after closed is set,
+        // so either it takes the task (and runs it) or we take it back here; never neither
+        if (closed.get() && tasks.remove(task)) {
+            throw rejected();
+        }
+        wake();
+    }
+
+    private RejectedExecutionException rejected() {
+        Throwable cause = terminationCause;
+        RejectedExecutionException e = new RejectedExecutionException("CompletionEngine " + thread.getName()
+                + (cause != null ? " died: " + cause : " is closed"));
+        if (cause != null) {
+            e.initCause(cause);
+        }
+        return e;
+    }
+
     /** Runs {@code task} on the engine thread and waits for it (inline when already on it). */
     void call(Runnable task) {
         if (Thread.currentThread() == thread) {
@@ -315,7 +399,7 @@ public final class CompletionEngine implements AutoCloseable {
             return;
         }
         CompletableFuture<Void> done = new CompletableFuture<>();
-        tasks.add(() -> {
+        enqueue(() -> {
             try {
                 task.run();
                 done.complete(null);
@@ -323,7 +407,6 @@ public final class CompletionEngine implements AutoCloseable {
                 done.completeExceptionally(t);
             }
         });
-        wake();
         try {
             done.join();
         } catch (java.util.concurrent.CompletionException e) {
@@ -331,15 +414,87 @@ public final class CompletionEngine implements AutoCloseable {
         }
     }
 
+    /**
+     * Wakes the engine thread through the eventfd. Coalesced: while a written wake-up is not yet consumed,
+     * more are not written. Counted in {@link #wakers} so that the eventfd is never closed under a write.
+     */
     private void wake() {
-        wakeBuf.set(ValueLayout.JAVA_LONG, 0, 1L);
-        Libc.write(wakeFd, wakeBuf, 8);
+        if (wakePending.get() || !wakePending.compareAndSet(false, true)) {
+            return;
+        }
+        for (;;) {
+            int w = wakers.get();
+            if (w < 0) {
+                return; // the engine thread is past its loop and closing the eventfd
+            }
+            if (wakers.compareAndSet(w, w + 1)) {
+                break;
+            }
+        }
+        try {
+            Libc.write(wakeFd, wakeOne, 8);
+            wakeWrites.incrementAndGet();
+        } finally {
+            wakers.decrementAndGet();
+        }
+    }
+
+    /** Eventfd writes so far (wake-ups are coalesced: fewer than the tasks submitted). For tests. */
+    long wakeWrites() {
+        return wakeWrites.get();
+    }
+
+    /**
+     * How many callbacks (fallback completion handlers, watched-fd handlers, tasks given to
+     * {@link #execute}) threw a {@code RuntimeException}; each was logged and the engine went on (Agrona's
+     * error counter). An {@code Error} ends the engine instead ({@link #terminationCause()}).
+     *
+     * @return the count so far
+     */
+    public long callbackFailures() {
+        return callbackFailures.sum();
+    }
+
+    private void callbackFailed(String what, RuntimeException e) {
+        callbackFailures.increment();
+        LOG.log(System.Logger.Level.WARNING, what + " threw on engine thread " + thread.getName()
+                + "; the engine goes on", e);
+    }
+
+    /**
+     * Whether the engine thread has ended: after {@link #close()}, or when it died of an error
+     * ({@link #terminationCause()}). Every pending future of its queue pairs has then been failed.
+     *
+     * @return {@code true} once the thread has finished
+     */
+    public boolean isTerminated() {
+        return terminated.isDone();
+    }
+
+    /**
+     * Why the engine thread ended, when it was not {@link #close()}: the error that stopped it (an
+     * {@code Error} thrown by a callback, or a failing {@code epoll_wait}). Futures pending then failed
+     * with it as their cause, and later posts fail at once with it.
+     *
+     * @return the cause, or empty while running or after a plain close
+     */
+    public java.util.Optional<Throwable> terminationCause() {
+        return java.util.Optional.ofNullable(terminationCause);
     }
 
     private void ensureOpen() {
         if (closed.get()) {
-            throw new IllegalStateException("CompletionEngine is closed");
+            Throwable cause = terminationCause;
+            throw new IllegalStateException("CompletionEngine " + thread.getName()
+                    + (cause != null ? " died: " + cause : " is closed"), cause);
         }
+    }
+
+    /** Why posts fail now: closed, or died of an error (with the error). */
+    IllegalStateException closedError(Object what) {
+        Throwable cause = terminationCause;
+        return new IllegalStateException("the completion engine of " + what + (cause != null ? " died (" + cause
+                + ")" : " is closed") + ": nothing would complete the future", cause);
     }
 
     // ---------------------------------------------------------------- the engine thread
@@ -352,17 +507,54 @@ public final class CompletionEngine implements AutoCloseable {
                 case ADAPTIVE -> pollLoop(true);
             }
         } catch (Throwable t) {
-            LOG.log(System.Logger.Level.ERROR, "completion engine stopped by an error", t);
-            failAll("engine failed: " + t);
+            terminationCause = t;
+            closed.set(true);
+            LOG.log(System.Logger.Level.ERROR, "completion engine " + thread.getName() + " stopped by an error", t);
         } finally {
-            runTasks();
-            terminated.complete(null);
+            shutDown();
         }
     }
 
+    /**
+     * The engine thread's last act. Order matters: tasks queued before the close run (their callers wait);
+     * pending futures fail; CQ events are acknowledged (ibv_destroy_cq waits for that); in-flight wake-up
+     * writes finish before the eventfd is closed (Netty's cleanup); then the fds and native memory go.
+     */
+    private void shutDown() {
+        running = false;
+        try {
+            runTasks();
+        } catch (Throwable t) {
+            LOG.log(System.Logger.Level.ERROR, "a task failed while " + thread.getName() + " closed", t);
+        }
+        Throwable cause = terminationCause;
+        failAll(cause != null ? "completion engine died: " + cause : "completion engine closed", cause);
+        for (Driven d : driven) {
+            if (!d.cq.isClosed()) {
+                try {
+                    d.cq.acknowledgeEvents();
+                } catch (RuntimeException e) {
+                    LOG.log(System.Logger.Level.WARNING, "ibv_ack_cq_events failed on " + d.cq, e);
+                }
+            }
+        }
+        while (!wakers.compareAndSet(0, WAKES_CLOSED)) {
+            Thread.onSpinWait(); // a write(2) of 8 bytes in progress: microseconds
+        }
+        Libc.close(wakeFd);
+        Libc.close(epfd);
+        arena.close();
+        wcs.close();
+        synchronized (this) {
+            channels.values().forEach(CompletionChannel::closeWhenIdle); // now, or with their last CQ
+        }
+        terminated.complete(null);
+    }
+
     private void eventLoop() {
+        boolean backlog = false; // a CQ left non-empty by its budget: look at the fds without waiting
         while (running) {
-            int n = Libc.epollWait(epfd, events, maxEvents, -1);
+            int n = Libc.epollWait(epfd, events, maxEvents, backlog ? 0 : -1);
             if (n < 0) {
                 if (-n == Libc.EINTR) {
                     continue;
@@ -371,11 +563,15 @@ public final class CompletionEngine implements AutoCloseable {
             }
             handleEvents(n);
             runTasks();
-            for (int i = 0; i < driven.size(); i++) {
+            backlog = false;
+            for (int i = 0; i < driven.size() && running; i++) {
                 Driven d = driven.get(i);
                 if (d.ready) {
                     d.ready = false;
-                    armAndDrain(d);
+                    if (!armAndDrain(d)) {
+                        d.ready = true; // budget spent: more next turn, after the others
+                        backlog = true;
+                    }
                 }
             }
             pruneDead();
@@ -385,9 +581,9 @@ public final class CompletionEngine implements AutoCloseable {
     private void pollLoop(boolean adaptive) {
         long rounds = 0;
         while (running) {
-            int work = runTasks();
-            for (int i = 0; i < driven.size(); i++) {
-                work += drain(driven.get(i));
+            work = runTasks();
+            for (int i = 0; i < driven.size() && running; i++) {
+                drain(driven.get(i));
             }
             if ((++rounds & 63) == 0) {
                 int n = Libc.epollWait(epfd, events, maxEvents, 0); // wake-ups and async events
@@ -410,11 +606,12 @@ public final class CompletionEngine implements AutoCloseable {
 
     /** Adaptive mode, idle for long: arm every CQ, drain once more, then sleep in epoll. */
     private void sleepUntilEvent() {
-        int found = 0;
+        work = 0;
+        boolean emptied = true;
         for (int i = 0; i < driven.size(); i++) {
-            found += armAndDrain(driven.get(i));
+            emptied &= armAndDrain(driven.get(i));
         }
-        if (found > 0 || !tasks.isEmpty()) {
+        if (work > 0 || !emptied || !tasks.isEmpty()) {
             return;
         }
         int n = Libc.epollWait(epfd, events, maxEvents, -1);
@@ -427,7 +624,8 @@ public final class CompletionEngine implements AutoCloseable {
         for (int i = 0; i < n; i++) {
             long id = Libc.eventData(events, i);
             if (id == WAKE) {
-                Libc.read(wakeFd, wakeBuf, 8); // drain the counter
+                Libc.read(wakeFd, wakeRead, 8); // drain the counter
+                wakePending.set(false); // before the tasks run: a task queued after this writes a new wake-up
                 continue;
             }
             Object src = sources.get(id);
@@ -464,45 +662,104 @@ public final class CompletionEngine implements AutoCloseable {
         }
     }
 
-    /** Drain, re-arm, drain again: the second drain closes the lost-wake-up window. */
-    private int armAndDrain(Driven d) {
-        int n = drain(d);
+    /**
+     * Drain, re-arm, drain again: the second drain closes the lost-wake-up window.
+     *
+     * @return true when the CQ was left empty and armed; false when its budget ran out first
+     */
+    private boolean armAndDrain(Driven d) {
+        if (!drain(d)) {
+            return false;
+        }
         try {
             d.cq.requestNotification(false);
-        } catch (VerbsException | IllegalStateException e) {
-            d.ready = false;
-            return n;
+        } catch (VerbsException e) {
+            broken(d, e);
+            return true;
+        } catch (IllegalStateException closedMeanwhile) {
+            return true;
         }
-        return n + drain(d);
+        return drain(d);
     }
 
-    private int drain(Driven d) {
-        int total = 0;
-        for (;;) {
+    /**
+     * Polls {@code d} until it is empty or {@link #DRAIN_BUDGET} polls are spent, dispatching each completion.
+     *
+     * @return true when emptied (or closed, or broken)
+     */
+    private boolean drain(Driven d) {
+        for (int round = 0; round < DRAIN_BUDGET; round++) {
             int n;
             try {
                 n = d.cq.poll(wcs);
-            } catch (VerbsException | IllegalStateException e) {
-                return total; // closed or broken: pruned below
+            } catch (VerbsException e) {
+                broken(d, e);
+                return true;
+            } catch (IllegalStateException closedMeanwhile) {
+                return true; // pruned below
             }
             if (n == 0) {
-                return total;
+                return true;
             }
+            work += n;
             for (int i = 0; i < n; i++) {
-                long wrId = wcs.wrId(i);
-                AsyncQueuePair owner = AsyncQueuePair.owner(PendingRequests.owner(wrId));
-                if (owner == null || !owner.complete(wrId, wcs, i)) {
-                    if (d.fallback != null) {
-                        d.fallback.accept(wcs.get(i));
-                    }
+                // routed by the queue pair the core recorded for the request, never by the caller's wr_id
+                if (ACCESS.driver(wcs, i) instanceof AsyncQueuePair.Driver owner) {
+                    owner.owner().complete(wcs.wrId(i), wcs, i); // false: a request failed meanwhile (reset)
+                } else if (d.fallback != null) {
+                    deliverToFallback(d, i);
                 }
             }
-            total += n;
+        }
+        return false;
+    }
+
+    /**
+     * {@code ibv_poll_cq} failed (a broken CQ, e.g. after a fatal device error): its completions will never
+     * come, so the futures of every queue pair on it fail now with that error, and later posts on them too.
+     */
+    private void broken(Driven d, VerbsException e) {
+        if (d.broken) {
+            return;
+        }
+        d.broken = true;
+        LOG.log(System.Logger.Level.ERROR, "the engine stops driving " + d.cq + ": " + e.getMessage(), e);
+        for (AsyncQueuePair a : queuePairs) {
+            dev.rdma4j.QueuePair qp = a.queuePair();
+            if (qp.sendCompletionQueue() == d.cq || qp.receiveCompletionQueue() == d.cq) {
+                a.fail(e);
+            }
+        }
+    }
+
+    /** For tests: what the engine does when {@code ibv_poll_cq} fails on {@code cq} (rxe's never does). */
+    void simulatePollFailure(CompletionQueue cq, VerbsException e) {
+        call(() -> {
+            for (Driven d : driven) {
+                if (d.cq == cq) {
+                    broken(d, e);
+                }
+            }
+            pruneDead();
+        });
+    }
+
+    private void deliverToFallback(Driven d, int i) {
+        try {
+            d.fallback.accept(wcs.get(i));
+        } catch (RuntimeException e) {
+            callbackFailed("the fallback completion handler of " + d.cq, e);
         }
     }
 
     private void pruneDead() {
-        driven.removeIf(d -> d.cq.isClosed());
+        driven.removeIf(d -> {
+            if (d.broken || d.cq.isClosed()) {
+                drivenCqs.remove(d.cq);
+                return true;
+            }
+            return false;
+        });
     }
 
     private int runTasks() {
@@ -515,42 +772,30 @@ public final class CompletionEngine implements AutoCloseable {
         return n;
     }
 
-    private void failAll(String reason) {
+    private void failAll(String reason, Throwable cause) {
         for (AsyncQueuePair a : queuePairs) {
-            a.failPending(reason);
+            a.failPending(reason, cause);
         }
     }
 
     /**
-     * Stops the engine thread (woken through the eventfd), fails the futures of every outstanding
-     * request of its queue pairs with {@link WorkRequestException} ({@code WR_FLUSH_ERR}), acknowledges
-     * all CQ events, and closes its completion channels (each as soon as its last CQ is closed; CQs
-     * still open are no longer drained). Idempotent.
+     * Stops the engine thread (woken through the eventfd): tasks already queued run, later ones are
+     * rejected; the futures of every outstanding request of its queue pairs fail with
+     * {@link WorkRequestException} ({@code WR_FLUSH_ERR}) and later posts fail at once; all CQ events are
+     * acknowledged; the eventfd and epoll fd close once no wake-up write is in flight; its completion
+     * channels close, each as soon as its last CQ is closed (CQs still open are no longer drained).
+     * Returns when the thread has finished, except on the engine thread itself (from a callback), where it
+     * returns at once and the thread finishes when the callback returns. Idempotent; concurrent callers all
+     * wait.
      */
     @Override
     public void close() {
-        if (!closed.compareAndSet(false, true)) {
-            return;
-        }
-        tasks.add(() -> {
+        if (closed.compareAndSet(false, true)) {
             running = false;
-            for (Driven d : driven) {
-                if (!d.cq.isClosed()) {
-                    d.cq.acknowledgeEvents();
-                }
-            }
-        });
-        wake();
-        if (Thread.currentThread() != thread) {
-            terminated.join();
+            wake();
         }
-        failAll("completion engine closed");
-        Libc.close(wakeFd);
-        Libc.close(epfd);
-        arena.close();
-        wcs.close();
-        synchronized (this) {
-            channels.values().forEach(CompletionChannel::closeWhenIdle); // now, or with their last CQ
+        if (!inEngineThread()) {
+            terminated.join();
         }
     }
 

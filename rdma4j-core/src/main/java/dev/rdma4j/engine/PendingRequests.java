@@ -6,9 +6,10 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * The futures of one async queue pair's outstanding requests, by slot. The caller's wr_id of an async
- * request is {@code owner(16) | generation(16) | slot(32)}, so a late completion of an abandoned slot
- * is recognised and ignored.
+ * The futures of one async queue pair's outstanding requests, by slot. The wr_id an async request is
+ * posted with is {@code generation(16) | slot(32)}, so a late completion of an abandoned slot is
+ * recognised and ignored. Which queue pair a completion belongs to is never read from the wr_id: the
+ * engine learns it from the core, which recorded it when the request was posted.
  */
 final class PendingRequests {
     /** One outstanding request. */
@@ -31,14 +32,14 @@ final class PendingRequests {
     }
 
     /** A wr_id for a new request, or -1 when all slots are taken. */
-    synchronized long allocate(int owner, Pending p) {
+    synchronized long allocate(Pending p) {
         if (top == 0) {
             return -1;
         }
         int slot = free[--top];
         slots[slot] = p;
         int gen = generations[slot] = (generations[slot] + 1) & 0xffff;
-        return ((long) owner << 48) | ((long) gen << 32) | slot;
+        return ((long) gen << 32) | slot;
     }
 
     /** Removes and returns the request of {@code wrId}, or null if it is not (any longer) outstanding. */
@@ -65,9 +66,5 @@ final class PendingRequests {
             }
         }
         return out;
-    }
-
-    static int owner(long wrId) {
-        return (int) (wrId >>> 48);
     }
 }

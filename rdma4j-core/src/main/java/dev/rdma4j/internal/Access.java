@@ -20,6 +20,42 @@ public interface Access {
         void destroy(MemorySegment qp) throws VerbsException;
     }
 
+    /**
+     * What drives a queue pair's requests instead of its caller (the engine's {@code AsyncQueuePair}): it
+     * owns the QP's wr_ids, takes its completions, and learns when its requests are discarded.
+     */
+    interface QpDriver {
+        /**
+         * The QP was reset ({@code destroyed == false}) or destroyed: none of the requests posted so far will
+         * complete. Runs on the thread that reset or closed the QP, after its locks are released.
+         */
+        void discarded(boolean destroyed);
+    }
+
+    /**
+     * Makes {@code driver} the only poster on {@code qp}: the QP's public posts are refused from now on,
+     * {@link #post(QueuePair, dev.rdma4j.SendBatch)} and {@link #post(QueuePair, dev.rdma4j.ReceiveBatch)} post
+     * for the driver, and {@link #driver(dev.rdma4j.WorkCompletions, int)} names it for the QP's completions.
+     *
+     * @throws IllegalStateException if the QP is closed or already driven
+     */
+    void drive(QueuePair qp, QpDriver driver);
+
+    /**
+     * Makes {@code engineThread} the only thread that may poll {@code cq}: its public {@code poll} refuses
+     * every other (the engine's completions would otherwise go to whoever polled first).
+     */
+    void drive(dev.rdma4j.CompletionQueue cq, Thread engineThread);
+
+    /** The driver of the QP whose request completion {@code i} of the last poll is, or null. */
+    QpDriver driver(dev.rdma4j.WorkCompletions wcs, int i);
+
+    /** {@code QueuePair.post} for its driver. */
+    void post(QueuePair qp, dev.rdma4j.SendBatch batch) throws VerbsException;
+
+    /** {@code QueuePair.post} for its driver. */
+    void post(QueuePair qp, dev.rdma4j.ReceiveBatch batch) throws VerbsException;
+
     /** A Context over an {@code ibv_context} that librdmacm opened and will close. */
     Context borrowContext(MemorySegment ibvContext) throws VerbsException;
 

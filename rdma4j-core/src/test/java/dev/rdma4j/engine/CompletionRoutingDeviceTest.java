@@ -1,0 +1,216 @@
+package dev.rdma4j.engine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.rdma4j.CompletionQueue;
+import dev.rdma4j.Context;
+import dev.rdma4j.MemoryRegion;
+import dev.rdma4j.ProtectionDomain;
+import dev.rdma4j.QpEndpoint;
+import dev.rdma4j.QpType;
+import dev.rdma4j.QueuePair;
+import dev.rdma4j.RtrAttributes;
+import dev.rdma4j.RtsAttributes;
+import dev.rdma4j.TestDevice;
+import dev.rdma4j.VerbsException;
+import dev.rdma4j.WorkCompletion;
+import java.lang.ref.WeakReference;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+/**
+ * How the engine finds the request a completion belongs to, and what an {@link AsyncQueuePair} learns when
+ * its queue pair is closed or reset behind its back (issue 9: completion routing).
+ */
+@Tag("device")
+class CompletionRoutingDeviceTest {
+    private static final long T = 120;
+
+    /**
+     * The engine used to route every completion by the top 16 bits of its wr_id, so a plain QP's caller
+     * wr_id that looked like an async request's ({@code owner<<48 | generation<<32 | slot}) completed that
+     * request's future with someone else's completion. Now completions are routed by the queue pair rdma4j
+     * recorded for them; a caller's wr_id is never interpreted.
+     */
+    @Test
+    void aPlainQueuePairsWrIdNeverCompletesAnAsyncRequest() throws Exception {
+        ConcurrentLinkedQueue<WorkCompletion> plain = new ConcurrentLinkedQueue<>();
+        try (Context ctx = TestDevice.device().open();
+             CompletionEngine engine = CompletionEngine.builder().name("test-engine-routing").build();
+             ProtectionDomain pd = ctx.allocateProtectionDomain()) {
+            CompletionQueue cq = engine.createCompletionQueue(ctx, 1024, plain::add);
+            QueuePair[] asyncSide = connectedPair(pd, cq, 16);
+            QueuePair[] plainSide = connectedPair(pd, cq, 160);
+            AsyncQueuePair a = engine.wrap(asyncSide[0]);
+            AsyncQueuePair b = engine.wrap(asyncSide[1]);
+            try (MemoryRegion mem = pd.allocate(1 << 16, EnginePair.ALL)) {
+                // the first request of a fresh async QP: slot 0, generation 1; its owner index is small
+                CompletableFuture<WorkCompletion> ra = a.receiveAsync(mem, 0, 64);
+                CompletableFuture<WorkCompletion> rb = b.receiveAsync(mem, 64, 64);
+                int n = 128;
+                for (int i = 0; i < n; i++) {
+                    plainSide[1].postReceive(i, mem, 4096 + 64L * (i % 16), 64);
+                }
+                for (int owner = 1; owner <= n; owner++) {
+                    plainSide[0].postSend(((long) owner << 48) | (1L << 32), mem, 1024, 8);
+                }
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(T);
+                while (plain.size() < 2 * n && System.nanoTime() < deadline) {
+                    Thread.sleep(10);
+                }
+                assertThat(plain).as("the plain QP's completions go to the fallback").hasSize(2 * n);
+                assertThat(ra).as("a's receive was not completed by a plain send").isNotDone();
+                assertThat(rb).as("b's receive was not completed by a plain send").isNotDone();
+                // and the async requests still complete with their own completions
+                a.sendAsync(mem, 2048, 8).get(T, TimeUnit.SECONDS);
+                assertThat(rb.get(T, TimeUnit.SECONDS).byteLength()).isEqualTo(8);
+                b.sendAsync(mem, 2048, 8).get(T, TimeUnit.SECONDS);
+                assertThat(ra.get(T, TimeUnit.SECONDS).byteLength()).isEqualTo(8);
+            } finally {
+                a.close();
+                b.close();
+                plainSide[0].close();
+                plainSide[1].close();
+                cq.close();
+            }
+        }
+    }
+
+    /**
+     * A pending future of an {@link AsyncQueuePair} whose {@link QueuePair} was closed directly (not
+     * through the wrapper) never completed, its room was never given back, and later posts were accepted.
+     */
+    @Test
+    void closingTheWrappedQueuePairDirectlyFailsPendingFuturesAndLaterPosts() throws Exception {
+        try (EnginePair p = new EnginePair(PollingMode.EVENT, 8)) {
+            CompletableFuture<WorkCompletion> pending = p.b.receiveAsync(p.memB, 0, 64);
+            p.b.queuePair().close();
+            assertThatThrownBy(() -> pending.get(30, TimeUnit.SECONDS)).isInstanceOf(ExecutionException.class)
+                    .cause().isInstanceOf(WorkRequestException.class).hasMessageContaining("closed");
+            assertThat(p.b.receiveRoom()).isEqualTo(p.b.queuePair().capabilities().maxRecvWr());
+            assertThatThrownBy(() -> p.b.receiveAsync(p.memB, 0, 64).get(T, TimeUnit.SECONDS))
+                    .cause().isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
+        }
+    }
+
+    /**
+     * After {@code queuePair().reset()} a pending receive never completed, and after reset and reconnect
+     * {@code receiveAsync} failed with "queue full" (the wrapper's room and pending table did not learn of
+     * the reset). Now the reset fails the pending futures, gives the room back, and the reconnected pair works.
+     */
+    @Test
+    void resettingTheWrappedQueuePairFailsPendingFuturesAndGivesTheRoomBack() throws Exception {
+        try (EnginePair p = new EnginePair(PollingMode.EVENT, 8)) {
+            int capacity = p.b.queuePair().capabilities().maxRecvWr();
+            List<CompletableFuture<WorkCompletion>> receives = new ArrayList<>();
+            for (int i = 0; i < capacity; i++) {
+                receives.add(p.b.receiveAsync(p.memB, 64L * i, 64));
+            }
+            assertThat(p.b.receiveRoom()).isZero();
+            p.a.queuePair().reset();
+            p.b.queuePair().reset();
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            for (CompletableFuture<WorkCompletion> f : receives) {
+                long left = Math.max(1, deadline - System.nanoTime());
+                assertThatThrownBy(() -> f.get(left, TimeUnit.NANOSECONDS)).cause()
+                        .isInstanceOf(WorkRequestException.class).hasMessageContaining("reset");
+            }
+            assertThat(p.b.receiveRoom()).isEqualTo(capacity);
+            reconnect(p.a.queuePair(), p.b.queuePair());
+            for (int round = 0; round < 3 * capacity; round++) {
+                CompletableFuture<WorkCompletion> r = p.b.receiveAsync(p.memB, 0, 64);
+                p.a.sendAsync(p.memA, 0, 16).get(T, TimeUnit.SECONDS);
+                assertThat(r.get(T, TimeUnit.SECONDS).byteLength()).isEqualTo(16);
+            }
+            assertThat(p.b.receiveRoom()).isEqualTo(capacity);
+        }
+    }
+
+    /** The engine's owner table used to keep every wrapper whose QP was closed directly reachable forever. */
+    @Test
+    void aWrapperWhoseQueuePairWasClosedDirectlyIsNotRetained() throws Exception {
+        try (EnginePair p = new EnginePair(PollingMode.EVENT, 8)) {
+            List<WeakReference<AsyncQueuePair>> refs = new ArrayList<>();
+            for (int i = 0; i < 20; i++) {
+                QueuePair qp = QueuePair.builder(p.pd, QpType.RC).completionQueue(p.cqA).capacity(4, 4).build();
+                AsyncQueuePair aq = p.engine.wrap(qp);
+                refs.add(new WeakReference<>(aq));
+                qp.close();
+            }
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (refs.stream().anyMatch(r -> r.get() != null) && System.nanoTime() < deadline) {
+                System.gc();
+                Thread.sleep(50);
+            }
+            assertThat(refs.stream().filter(r -> r.get() != null).count()).as("wrappers still reachable").isZero();
+        }
+    }
+
+    /** The wrapper owns its QP's wr_ids: a direct post would complete no future, so it is refused. */
+    @Test
+    void postingDirectlyOnAWrappedQueuePairIsRefused() throws Exception {
+        try (EnginePair p = new EnginePair(PollingMode.EVENT, 8)) {
+            assertThatThrownBy(() -> p.a.queuePair().postSend(7, p.memA, 0, 8))
+                    .isInstanceOf(IllegalStateException.class).hasMessageContaining("AsyncQueuePair");
+            assertThatThrownBy(() -> p.b.queuePair().postReceive(7, p.memB, 0, 8))
+                    .isInstanceOf(IllegalStateException.class).hasMessageContaining("AsyncQueuePair");
+            assertThatThrownBy(() -> p.engine.wrap(p.a.queuePair()))
+                    .isInstanceOf(IllegalStateException.class).hasMessageContaining("already");
+            // the wrapper itself still posts
+            CompletableFuture<WorkCompletion> r = p.b.receiveAsync(p.memB, 0, 64);
+            p.a.sendAsync(p.memA, 0, 8).get(T, TimeUnit.SECONDS);
+            assertThat(r.get(T, TimeUnit.SECONDS).byteLength()).isEqualTo(8);
+        }
+    }
+
+    /**
+     * {@code engine.wrap(qp)} accepted a QP whose CQs the engine does not drive, and its futures never
+     * completed; an engine-driven CQ could be polled by hand, stealing the engine's completions (issue 10).
+     */
+    @Test
+    void aQueuePairOnForeignCqsCannotBeWrappedAndAnEngineCqCannotBePolledByHand() throws Exception {
+        try (EnginePair p = new EnginePair(PollingMode.EVENT, 8);
+             CompletionQueue plainCq = p.ctx.createCompletionQueue(16);
+             QueuePair onPlain = QueuePair.builder(p.pd, QpType.RC).completionQueue(plainCq).build();
+             QueuePair mixed = QueuePair.builder(p.pd, QpType.RC).sendCompletionQueue(p.cqA)
+                     .receiveCompletionQueue(plainCq).build();
+             dev.rdma4j.WorkCompletions wcs = new dev.rdma4j.WorkCompletions(4)) {
+            assertThatThrownBy(() -> p.engine.wrap(onPlain)).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("not driven by this engine");
+            assertThatThrownBy(() -> p.engine.wrap(mixed)).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("receive CQ");
+            assertThatThrownBy(() -> p.cqA.poll(wcs)).isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("driven by the completion engine test-engine-EVENT");
+            assertThat(plainCq.poll(wcs)).isZero();
+            // the engine itself still completes the wrappers' futures
+            CompletableFuture<WorkCompletion> r = p.b.receiveAsync(p.memB, 0, 64);
+            p.a.sendAsync(p.memA, 0, 8).get(T, TimeUnit.SECONDS);
+            assertThat(r.get(T, TimeUnit.SECONDS).byteLength()).isEqualTo(8);
+        }
+    }
+
+    static QueuePair[] connectedPair(ProtectionDomain pd, CompletionQueue cq, int depth) throws VerbsException {
+        QueuePair x = QueuePair.builder(pd, QpType.RC).completionQueue(cq).capacity(depth, depth).build();
+        QueuePair y = QueuePair.builder(pd, QpType.RC).completionQueue(cq).capacity(depth, depth).build();
+        reconnect(x, y);
+        return new QueuePair[] {x, y};
+    }
+
+    static void reconnect(QueuePair x, QueuePair y) throws VerbsException {
+        QpEndpoint ex = x.localEndpoint(300);
+        QpEndpoint ey = y.localEndpoint(400);
+        x.toInit();
+        y.toInit();
+        x.toRtr(RtrAttributes.builder(ey).build());
+        y.toRtr(RtrAttributes.builder(ex).build());
+        x.toRts(RtsAttributes.builder(300).rnrRetry(7).build());
+        y.toRts(RtsAttributes.builder(400).rnrRetry(7).build());
+    }
+}
