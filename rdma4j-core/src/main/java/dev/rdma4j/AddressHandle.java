@@ -10,6 +10,9 @@ import java.lang.foreign.MemorySegment;
  * A route to a UD destination ({@code struct ibv_ah}, from {@code ibv_create_ah}), used by
  * {@link SendBatch#sendTo}. Posted sends pin it until they complete, so it cannot be closed under
  * them.
+ *
+ * <p>Threading: thread-safe; immutable once created (close is the only state change, and waits for posts in
+ * progress that use it).
  */
 public final class AddressHandle extends NativeResource {
     private final MemorySegment handle;

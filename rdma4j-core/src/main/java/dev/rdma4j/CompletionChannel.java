@@ -14,6 +14,9 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * with epoll and drained with {@link #nextEvent()} without ever blocking a thread. The
  * {@link dev.rdma4j.engine.CompletionEngine} uses it; it is public for applications with their own
  * event loop.
+ *
+ * <p>Threading: thread-safe. {@link #nextEvent()} is for one reader at a time (the engine thread when an engine
+ * owns the channel); never blocks: the fd is non-blocking.
  */
 public final class CompletionChannel extends NativeResource {
     private final Context context;

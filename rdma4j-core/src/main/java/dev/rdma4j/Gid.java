@@ -10,6 +10,8 @@ import java.util.Optional;
 /**
  * A 128-bit global identifier ({@code union ibv_gid}): the port address on RoCE, where it is an IPv6
  * address or an IPv4 address mapped into IPv6 ({@code ::ffff:a.b.c.d}). Immutable.
+ *
+ * <p>Threading: immutable, thread-safe.
  */
 public final class Gid {
     /** The all-zero GID (an unused table entry). */

@@ -5,6 +5,8 @@ import dev.rdma4j.internal.ffi.Libibverbs;
 /**
  * Availability probe for rdma4j (in the manner of Netty's {@code Epoll.isAvailable()}): whether the
  * native verbs library can be used on this machine, and why not. Loading happens once, lazily.
+ *
+ * <p>Threading: thread-safe (static methods; library loading happens once).
  */
 public final class Rdma {
     private Rdma() {

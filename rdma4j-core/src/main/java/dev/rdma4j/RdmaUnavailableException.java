@@ -6,6 +6,8 @@ package dev.rdma4j;
  * loader's own error. Thrown by every entry point instead of an {@link UnsatisfiedLinkError}.
  *
  * @see Rdma#ensureAvailable()
+ *
+ * <p>Threading: immutable, thread-safe.
  */
 public final class RdmaUnavailableException extends RuntimeException {
     private static final long serialVersionUID = 1L;

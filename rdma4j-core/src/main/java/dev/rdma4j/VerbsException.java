@@ -5,6 +5,8 @@ import java.io.IOException;
 /**
  * A verb failed: carries the C verb's name, the {@code errno} it reported and the
  * {@code strerror} text, e.g. {@code ibv_open_device failed: errno 19 (No such device)}.
+ *
+ * <p>Threading: immutable, thread-safe.
  */
 public final class VerbsException extends IOException {
     private static final long serialVersionUID = 1L;

@@ -5,6 +5,8 @@ import java.util.concurrent.locks.LockSupport;
 /**
  * What a polling loop does when a round found no work (Agrona's idea): spin, yield, or park, growing
  * with consecutive idle rounds. {@link #reset()} after work was found.
+ *
+ * <p>Threading: an instance belongs to one engine thread; not thread-safe.
  */
 public interface IdleStrategy {
     /**

@@ -14,6 +14,9 @@ import java.util.concurrent.Flow;
  * no releases, no receives are posted, and a reliable sender is held back by RNR retries: back-pressure
  * reaches the wire. A failed receive (e.g. the queue pair closed) ends the stream with
  * {@code onError(WorkRequestException)}; {@code cancel()} stops delivery (posted receives stay posted).
+ *
+ * <p>Threading: thread-safe as a {@link java.util.concurrent.Flow.Publisher}; the subscriber's {@code onNext}
+ * runs on the engine thread and must not block.
  */
 public final class ReceiveStream implements Flow.Publisher<ReceivedMessage> {
     private final AsyncQueuePair qp;

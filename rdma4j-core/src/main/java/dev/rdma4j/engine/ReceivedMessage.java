@@ -7,6 +7,8 @@ import java.lang.foreign.MemorySegment;
  * One message from a {@link ReceiveStream}: the bytes (a view of the stream's buffer slot) and the
  * completion. The slot is reposted as a receive only when {@link #release()} is called: holding
  * messages is how a slow consumer pushes back on the sender.
+ *
+ * <p>Threading: hand it to one thread at a time; {@code release()} may be called from any thread, once.
  */
 public final class ReceivedMessage {
     private final ReceiveStream stream;

@@ -8,6 +8,8 @@ import java.io.IOException;
  * A work request completed with an error status, or never will (its queue pair or engine was closed,
  * which rdma4j reports as {@link WcStatus#WR_FLUSH_ERR}). Futures of the async API complete
  * exceptionally with it; the blocking forms throw it.
+ *
+ * <p>Threading: immutable, thread-safe.
  */
 public final class WorkRequestException extends IOException {
     private static final long serialVersionUID = 1L;
