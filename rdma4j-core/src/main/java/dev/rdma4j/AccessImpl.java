@@ -48,6 +48,16 @@ final class AccessImpl implements Access {
     }
 
     @Override
+    public void postChain(QueuePair qp, SendBatch batch, long idBase) throws VerbsException {
+        qp.post(batch, true, idBase);
+    }
+
+    @Override
+    public boolean isSignaled(SendBatch batch, int i) {
+        return batch.isSignaled(i);
+    }
+
+    @Override
     public void post(QueuePair qp, ReceiveBatch batch) throws VerbsException {
         qp.post(batch, true);
     }

@@ -86,6 +86,7 @@ public final class QueuePair extends NativeResource {
     private volatile int port = 1;
     private volatile int token;
     private volatile dev.rdma4j.internal.Access.QpDriver driver;
+    private final boolean signalAll;
     private final Completions completions = new Completions();
     private final java.util.concurrent.CopyOnWriteArrayList<java.util.function.Consumer<AsyncEvent>> listeners =
             new java.util.concurrent.CopyOnWriteArrayList<>();
@@ -165,6 +166,7 @@ public final class QueuePair extends NativeResource {
         }
         this.verbs = verbs;
         this.srq = b.srq;
+        this.signalAll = b.signalAll;
         this.handle = qp;
         this.capabilities = caps;
         this.qpNumber = (int) Codec.get(qp, Codec.qp(), "qp_num");
@@ -248,6 +250,16 @@ public final class QueuePair extends NativeResource {
      */
     public int qpNumber() {
         return qpNumber;
+    }
+
+    /**
+     * Whether every send request completes with a completion, signaled or not ({@code sq_sig_all}, from
+     * {@link Builder#signalAll(boolean)}).
+     *
+     * @return {@code true} if the QP signals all sends
+     */
+    public boolean signalsAll() {
+        return signalAll;
     }
 
     /**
@@ -565,7 +577,13 @@ public final class QueuePair extends NativeResource {
     }
 
     void post(SendBatch batch, boolean byDriver) throws VerbsException {
-        int rc = tryPost(batch, byDriver);
+        post(batch, byDriver, -1);
+    }
+
+    /** A driver's post; with {@code idBase >= 0} see {@link RequestBatch#post(Slots, int, boolean,
+     * MemorySegment, MemorySegment, MemorySegment, long)}. */
+    void post(SendBatch batch, boolean byDriver, long idBase) throws VerbsException {
+        int rc = tryPost(batch, byDriver, idBase);
         if (rc != 0) {
             throw Native.fail("ibv_post_send", rc, explainSend(batch, rc));
         }
@@ -586,6 +604,10 @@ public final class QueuePair extends NativeResource {
     }
 
     int tryPost(SendBatch batch, boolean byDriver) {
+        return tryPost(batch, byDriver, -1);
+    }
+
+    int tryPost(SendBatch batch, boolean byDriver, long idBase) {
         if (!byDriver) {
             refuseIfDriven();
         }
@@ -609,7 +631,7 @@ public final class QueuePair extends NativeResource {
                     return EINVAL;
                 }
             }
-            return batch.post(sendRing, token, false, postSendFn, handle, badSend);
+            return batch.post(sendRing, token, false, postSendFn, handle, badSend, idBase);
         } finally {
             sendLock.unlock();
             release(false);

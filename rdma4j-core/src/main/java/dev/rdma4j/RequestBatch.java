@@ -107,6 +107,16 @@ abstract sealed class RequestBatch implements AutoCloseable permits SendBatch, R
      * from {@code bad_wr} on. Returns 0 or the verb's errno; allocation-free.
      */
     final int post(Slots slots, int token, boolean recv, MemorySegment fn, MemorySegment queue, MemorySegment badWr) {
+        return post(slots, token, recv, fn, queue, badWr, -1);
+    }
+
+    /**
+     * Like {@link #post(Slots, int, boolean, MemorySegment, MemorySegment, MemorySegment)}; with
+     * {@code idBase >= 0} the wr_id handed back for request {@code i} is {@code idBase | i << 48} instead of the
+     * one in the batch (a driver's chain: one id for all, the index in the top bits).
+     */
+    final int post(Slots slots, int token, boolean recv, MemorySegment fn, MemorySegment queue, MemorySegment badWr,
+            long idBase) {
         int n = count;
         if (slots.free() < n) {
             failedIndex = 0;
@@ -115,7 +125,8 @@ abstract sealed class RequestBatch implements AutoCloseable permits SendBatch, R
         int claimed = 0;
         try {
             for (int i = 0; i < n; i++) {
-                long seq = slots.claim(wrIds[i], firstRegions[i], firstOffsets[i]);
+                long seq = slots.claim(idBase < 0 ? wrIds[i] : idBase | ((long) i << 48), firstRegions[i],
+                        firstOffsets[i]);
                 wrId(i, WorkRequestIds.encode(token, recv, seq));
                 claimed++;
                 for (int k = 0; k < refCounts[i]; k++) {

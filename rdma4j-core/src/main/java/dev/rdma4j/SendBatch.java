@@ -271,6 +271,11 @@ public final class SendBatch extends RequestBatch {
         return flags(SEND_FENCE, 0);
     }
 
+    /** Whether request {@code i} asks for a completion ({@code IBV_SEND_SIGNALED}). */
+    boolean isSignaled(int i) {
+        return (WrView.sendFlags(wrs, i) & SEND_SIGNALED) != 0;
+    }
+
     private SendBatch flags(int set, int clear) {
         int i = last();
         WrView.sendFlags(wrs, i, (WrView.sendFlags(wrs, i) | set) & ~clear);

@@ -42,6 +42,10 @@ import java.util.concurrent.locks.ReentrantLock;
  */
 public final class AsyncQueuePair implements AutoCloseable {
     private static final int ENOMEM = 12;
+    /** The deadline of the blocking forms without one (compared by identity: a caller cannot pass it). */
+    private static final java.time.Duration NO_DEADLINE = java.time.Duration.ofSeconds(Long.MAX_VALUE);
+    /** {@link #post}'s deadline for the async forms: take room now or fail. */
+    private static final long NOW_OR_FAIL = -1;
     private static final Access ACCESS = Access.get();
 
     private final CompletionEngine engine;
@@ -108,7 +112,7 @@ public final class AsyncQueuePair implements AutoCloseable {
      * @return the future completion
      */
     public CompletableFuture<WorkCompletion> sendAsync(MemoryRegion region, long offset, int length) {
-        return postSend("send", false, (b, id) -> b.send(id, region, offset, length));
+        return postSend("send", NOW_OR_FAIL, (b, id) -> b.send(id, region, offset, length));
     }
 
     /**
@@ -122,7 +126,7 @@ public final class AsyncQueuePair implements AutoCloseable {
      */
     public CompletableFuture<WorkCompletion> sendWithImmediateAsync(MemoryRegion region, long offset, int length,
             int immediate) {
-        return postSend("send with immediate", false, (b, id) -> b.sendWithImmediate(id, region, offset, length,
+        return postSend("send with immediate", NOW_OR_FAIL, (b, id) -> b.sendWithImmediate(id, region, offset, length,
                 immediate));
     }
 
@@ -139,7 +143,7 @@ public final class AsyncQueuePair implements AutoCloseable {
      */
     public CompletableFuture<WorkCompletion> sendToAsync(MemoryRegion region, long offset, int length,
             AddressHandle ah, int remoteQpn, int remoteQkey) {
-        return postSend("UD send", false, (b, id) -> b.sendTo(id, region, offset, length, ah, remoteQpn,
+        return postSend("UD send", NOW_OR_FAIL, (b, id) -> b.sendTo(id, region, offset, length, ah, remoteQpn,
                 remoteQkey));
     }
 
@@ -155,7 +159,7 @@ public final class AsyncQueuePair implements AutoCloseable {
      */
     public CompletableFuture<WorkCompletion> writeAsync(MemoryRegion region, long offset, int length,
             RemoteRegion remote, long remoteOffset) {
-        return postSend("RDMA write", false, (b, id) -> b.write(id, region, offset, length, remote, remoteOffset));
+        return postSend("RDMA write", NOW_OR_FAIL, (b, id) -> b.write(id, region, offset, length, remote, remoteOffset));
     }
 
     /**
@@ -171,7 +175,7 @@ public final class AsyncQueuePair implements AutoCloseable {
      */
     public CompletableFuture<WorkCompletion> writeWithImmediateAsync(MemoryRegion region, long offset, int length,
             RemoteRegion remote, long remoteOffset, int immediate) {
-        return postSend("RDMA write with immediate", false, (b, id) -> b.writeWithImmediate(id, region, offset, length,
+        return postSend("RDMA write with immediate", NOW_OR_FAIL, (b, id) -> b.writeWithImmediate(id, region, offset, length,
                 remote, remoteOffset, immediate));
     }
 
@@ -187,7 +191,7 @@ public final class AsyncQueuePair implements AutoCloseable {
      */
     public CompletableFuture<WorkCompletion> readAsync(MemoryRegion region, long offset, int length,
             RemoteRegion remote, long remoteOffset) {
-        return postSend("RDMA read", false, (b, id) -> b.read(id, region, offset, length, remote, remoteOffset));
+        return postSend("RDMA read", NOW_OR_FAIL, (b, id) -> b.read(id, region, offset, length, remote, remoteOffset));
     }
 
     /**
@@ -203,7 +207,7 @@ public final class AsyncQueuePair implements AutoCloseable {
      */
     public CompletableFuture<WorkCompletion> compareAndSwapAsync(MemoryRegion region, long offset, RemoteRegion remote,
             long remoteOffset, long compare, long swap) {
-        return postSend("compare-and-swap", false, (b, id) -> b.compareAndSwap(id, region, offset, remote,
+        return postSend("compare-and-swap", NOW_OR_FAIL, (b, id) -> b.compareAndSwap(id, region, offset, remote,
                 remoteOffset, compare, swap));
     }
 
@@ -219,7 +223,7 @@ public final class AsyncQueuePair implements AutoCloseable {
      */
     public CompletableFuture<WorkCompletion> fetchAndAddAsync(MemoryRegion region, long offset, RemoteRegion remote,
             long remoteOffset, long add) {
-        return postSend("fetch-and-add", false, (b, id) -> b.fetchAndAdd(id, region, offset, remote, remoteOffset,
+        return postSend("fetch-and-add", NOW_OR_FAIL, (b, id) -> b.fetchAndAdd(id, region, offset, remote, remoteOffset,
                 add));
     }
 
@@ -232,7 +236,7 @@ public final class AsyncQueuePair implements AutoCloseable {
      * @return the future completion
      */
     public CompletableFuture<WorkCompletion> receiveAsync(MemoryRegion region, long offset, int length) {
-        return postReceive(false, region, offset, length);
+        return postReceive(NOW_OR_FAIL, region, offset, length);
     }
 
     /**
@@ -249,7 +253,99 @@ public final class AsyncQueuePair implements AutoCloseable {
         return new ReceiveStream(this, region, offset, slotSize, slots);
     }
 
+    /**
+     * Posts a chain of send requests with one {@code ibv_post_send} (e.g. an RDMA write followed by a send
+     * that tells the peer it is there), under one future: it completes with the completion of the chain's
+     * last request, which must be signaled (or the QP {@link QueuePair#signalsAll() signal all}); earlier
+     * requests may be unsignaled. The future fails with the first failed request's
+     * {@link WorkRequestException} (the rest of the chain is flushed), or with the {@link VerbsException}
+     * of a refused post. The wr_ids in the batch are not used (rdma4j's own identify the chain); the batch is
+     * unchanged and reusable when this returns. The chain holds one send-queue slot per request until its
+     * last request completes; fails at once with {@code ENOMEM} when there is not that much room.
+     *
+     * <p>If the provider refuses a request in the middle of the chain, the requests before it stay posted:
+     * the future fails at once, and their room comes back with the completion of the last posted one (if it
+     * is signaled) or when the queue pair is closed or reset.
+     *
+     * @param batch the chain, at least one request and at most the send queue's capacity
+     * @return the future completion of the last request
+     * @throws IllegalArgumentException if the batch is empty, longer than the send queue, or its last request
+     *                                  is unsignaled on a QP that does not signal all
+     */
+    public CompletableFuture<WorkCompletion> postAsync(SendBatch batch) {
+        return postChain(batch, NOW_OR_FAIL);
+    }
+
+    private CompletableFuture<WorkCompletion> postChain(SendBatch batch, long roomNanos) {
+        int n = batch.count();
+        if (n == 0) {
+            throw new IllegalArgumentException("an empty batch: nothing would complete the future");
+        }
+        if (n > qp.capabilities().maxSendWr() || n > 0xffff) {
+            throw new IllegalArgumentException("a chain of " + n + " requests is longer than the send queue of "
+                    + qp + " (" + qp.capabilities().maxSendWr() + ")");
+        }
+        if (!qp.signalsAll() && !ACCESS.isSignaled(batch, n - 1)) {
+            throw new IllegalArgumentException("the last request of a chain must be signaled: its completion"
+                    + " completes the future");
+        }
+        String what = n == 1 ? "send request" : "chain of " + n + " send requests";
+        return post(what, roomNanos, sendRoom, n, () -> {
+            CompletableFuture<WorkCompletion> f = new CompletableFuture<>();
+            long id = pending.allocate(new PendingRequests.Pending(f, what, sendRoom, n, n - 1));
+            if (id < 0) {
+                sendRoom.release(n - 1); // noSlot gives one back
+                return noSlot(f, sendRoom);
+            }
+            try {
+                ACCESS.postChain(qp, batch, id);
+            } catch (VerbsException e) {
+                int posted = batch.failedIndex();
+                if (posted <= 0) {
+                    fail(id, e);
+                } else { // the first `posted` requests are on the device
+                    pending.truncate(id, posted - 1);
+                    sendRoom.release(n - posted);
+                    f.completeExceptionally(e);
+                }
+            } catch (RuntimeException e) {
+                fail(id, e);
+            }
+            return f;
+        });
+    }
+
     // ---------------------------------------------------------------- blocking forms
+
+    /**
+     * Blocking {@link #postAsync(SendBatch)}: posts the chain and parks until its last request completes.
+     *
+     * @param batch the chain
+     * @return the last request's completion
+     * @throws java.io.IOException {@link WorkRequestException} or {@link VerbsException}
+     * @throws InterruptedException if interrupted while waiting
+     */
+    public WorkCompletion post(SendBatch batch) throws java.io.IOException, InterruptedException {
+        return post(batch, NO_DEADLINE);
+    }
+
+    /**
+     * Blocking {@link #postAsync(SendBatch)} with a deadline.
+     *
+     * @param batch   the chain
+     * @param timeout how long to wait for queue room and for the completion together (not negative)
+     * @return the last request's completion
+     * @throws java.io.IOException {@link WorkRequestException}, {@link WorkRequestTimeoutException} at the
+     *         deadline, or {@link VerbsException}
+     * @throws InterruptedException if interrupted while waiting
+     */
+    public WorkCompletion post(SendBatch batch, java.time.Duration timeout)
+            throws java.io.IOException, InterruptedException {
+        long budget = budget(timeout);
+        long start = System.nanoTime();
+        return await("chain of " + batch.count() + " send requests", timeout, start, budget,
+                postChain(batch, budget));
+    }
 
     /**
      * Blocking {@link #sendAsync}: parks until the send completes.
@@ -263,7 +359,24 @@ public final class AsyncQueuePair implements AutoCloseable {
      */
     public WorkCompletion send(MemoryRegion region, long offset, int length)
             throws java.io.IOException, InterruptedException {
-        return await(postSend("send", true, (b, id) -> b.send(id, region, offset, length)));
+        return send(region, offset, length, NO_DEADLINE);
+    }
+
+    /**
+     * Blocking {@link #sendAsync}: parks until the send completes.
+     *
+     * @param region source
+     * @param offset offset
+     * @param length bytes
+     * @param timeout how long to wait for queue room and for the completion together (not negative)
+     * @return the completion
+     * @throws java.io.IOException {@link WorkRequestException}, {@link WorkRequestTimeoutException} at the
+     *         deadline, or {@link VerbsException}
+     * @throws InterruptedException if interrupted while waiting
+     */
+    public WorkCompletion send(MemoryRegion region, long offset, int length, java.time.Duration timeout)
+            throws java.io.IOException, InterruptedException {
+        return awaitSend("send", timeout, (b, id) -> b.send(id, region, offset, length));
     }
 
     /**
@@ -279,8 +392,26 @@ public final class AsyncQueuePair implements AutoCloseable {
      */
     public WorkCompletion sendWithImmediate(MemoryRegion region, long offset, int length, int immediate)
             throws java.io.IOException, InterruptedException {
-        return await(postSend("send with immediate", true, (b, id) -> b.sendWithImmediate(id, region, offset, length,
-                immediate)));
+        return sendWithImmediate(region, offset, length, immediate, NO_DEADLINE);
+    }
+
+    /**
+     * Blocking {@link #sendWithImmediateAsync}.
+     *
+     * @param region    source
+     * @param offset    offset
+     * @param length    bytes
+     * @param immediate 32 bits for the peer
+     * @param timeout how long to wait for queue room and for the completion together (not negative)
+     * @return the completion
+     * @throws java.io.IOException {@link WorkRequestException}, {@link WorkRequestTimeoutException} at the
+     *         deadline, or {@link VerbsException}
+     * @throws InterruptedException if interrupted while waiting
+     */
+    public WorkCompletion sendWithImmediate(MemoryRegion region, long offset, int length, int immediate, java.time.Duration timeout)
+            throws java.io.IOException, InterruptedException {
+        return awaitSend("send with immediate", timeout, (b, id) -> b.sendWithImmediate(id, region, offset, length,
+                immediate));
     }
 
     /**
@@ -296,10 +427,30 @@ public final class AsyncQueuePair implements AutoCloseable {
      * @throws java.io.IOException {@link WorkRequestException} or {@link VerbsException}
      * @throws InterruptedException if interrupted while waiting
      */
-    public WorkCompletion sendTo(MemoryRegion region, long offset, int length, AddressHandle ah, int remoteQpn,
-            int remoteQkey) throws java.io.IOException, InterruptedException {
-        return await(postSend("UD send", true, (b, id) -> b.sendTo(id, region, offset, length, ah, remoteQpn,
-                remoteQkey)));
+    public WorkCompletion sendTo(MemoryRegion region, long offset, int length, AddressHandle ah, int remoteQpn, int remoteQkey)
+            throws java.io.IOException, InterruptedException {
+        return sendTo(region, offset, length, ah, remoteQpn, remoteQkey, NO_DEADLINE);
+    }
+
+    /**
+     * Blocking {@link #sendToAsync}.
+     *
+     * @param region     source
+     * @param offset     offset
+     * @param length     bytes
+     * @param ah         route
+     * @param remoteQpn  destination QP
+     * @param remoteQkey destination Q_Key
+     * @param timeout how long to wait for queue room and for the completion together (not negative)
+     * @return the completion
+     * @throws java.io.IOException {@link WorkRequestException}, {@link WorkRequestTimeoutException} at the
+     *         deadline, or {@link VerbsException}
+     * @throws InterruptedException if interrupted while waiting
+     */
+    public WorkCompletion sendTo(MemoryRegion region, long offset, int length, AddressHandle ah, int remoteQpn, int remoteQkey, java.time.Duration timeout)
+            throws java.io.IOException, InterruptedException {
+        return awaitSend("UD send", timeout, (b, id) -> b.sendTo(id, region, offset, length, ah, remoteQpn,
+                remoteQkey));
     }
 
     /**
@@ -315,10 +466,30 @@ public final class AsyncQueuePair implements AutoCloseable {
      * @throws java.io.IOException {@link WorkRequestException} or {@link VerbsException}
      * @throws InterruptedException if interrupted while waiting
      */
-    public WorkCompletion writeWithImmediate(MemoryRegion region, long offset, int length, RemoteRegion remote,
-            long remoteOffset, int immediate) throws java.io.IOException, InterruptedException {
-        return await(postSend("RDMA write with immediate", true, (b, id) -> b.writeWithImmediate(id, region, offset,
-                length, remote, remoteOffset, immediate)));
+    public WorkCompletion writeWithImmediate(MemoryRegion region, long offset, int length, RemoteRegion remote, long remoteOffset, int immediate)
+            throws java.io.IOException, InterruptedException {
+        return writeWithImmediate(region, offset, length, remote, remoteOffset, immediate, NO_DEADLINE);
+    }
+
+    /**
+     * Blocking {@link #writeWithImmediateAsync}.
+     *
+     * @param region       source
+     * @param offset       offset
+     * @param length       bytes
+     * @param remote       peer region
+     * @param remoteOffset offset in it
+     * @param immediate    32 bits for the peer
+     * @param timeout how long to wait for queue room and for the completion together (not negative)
+     * @return the completion
+     * @throws java.io.IOException {@link WorkRequestException}, {@link WorkRequestTimeoutException} at the
+     *         deadline, or {@link VerbsException}
+     * @throws InterruptedException if interrupted while waiting
+     */
+    public WorkCompletion writeWithImmediate(MemoryRegion region, long offset, int length, RemoteRegion remote, long remoteOffset, int immediate, java.time.Duration timeout)
+            throws java.io.IOException, InterruptedException {
+        return awaitSend("RDMA write with immediate", timeout, (b, id) -> b.writeWithImmediate(id, region, offset,
+                length, remote, remoteOffset, immediate));
     }
 
     /**
@@ -335,8 +506,27 @@ public final class AsyncQueuePair implements AutoCloseable {
      */
     public WorkCompletion write(MemoryRegion region, long offset, int length, RemoteRegion remote, long remoteOffset)
             throws java.io.IOException, InterruptedException {
-        return await(postSend("RDMA write", true, (b, id) -> b.write(id, region, offset, length, remote,
-                remoteOffset)));
+        return write(region, offset, length, remote, remoteOffset, NO_DEADLINE);
+    }
+
+    /**
+     * Blocking {@link #writeAsync}.
+     *
+     * @param region       source
+     * @param offset       offset
+     * @param length       bytes
+     * @param remote       peer region
+     * @param remoteOffset offset in it
+     * @param timeout how long to wait for queue room and for the completion together (not negative)
+     * @return the completion
+     * @throws java.io.IOException {@link WorkRequestException}, {@link WorkRequestTimeoutException} at the
+     *         deadline, or {@link VerbsException}
+     * @throws InterruptedException if interrupted while waiting
+     */
+    public WorkCompletion write(MemoryRegion region, long offset, int length, RemoteRegion remote, long remoteOffset, java.time.Duration timeout)
+            throws java.io.IOException, InterruptedException {
+        return awaitSend("RDMA write", timeout, (b, id) -> b.write(id, region, offset, length, remote,
+                remoteOffset));
     }
 
     /**
@@ -353,8 +543,27 @@ public final class AsyncQueuePair implements AutoCloseable {
      */
     public WorkCompletion read(MemoryRegion region, long offset, int length, RemoteRegion remote, long remoteOffset)
             throws java.io.IOException, InterruptedException {
-        return await(postSend("RDMA read", true, (b, id) -> b.read(id, region, offset, length, remote,
-                remoteOffset)));
+        return read(region, offset, length, remote, remoteOffset, NO_DEADLINE);
+    }
+
+    /**
+     * Blocking {@link #readAsync}.
+     *
+     * @param region       destination
+     * @param offset       offset
+     * @param length       bytes
+     * @param remote       peer region
+     * @param remoteOffset offset in it
+     * @param timeout how long to wait for queue room and for the completion together (not negative)
+     * @return the completion
+     * @throws java.io.IOException {@link WorkRequestException}, {@link WorkRequestTimeoutException} at the
+     *         deadline, or {@link VerbsException}
+     * @throws InterruptedException if interrupted while waiting
+     */
+    public WorkCompletion read(MemoryRegion region, long offset, int length, RemoteRegion remote, long remoteOffset, java.time.Duration timeout)
+            throws java.io.IOException, InterruptedException {
+        return awaitSend("RDMA read", timeout, (b, id) -> b.read(id, region, offset, length, remote,
+                remoteOffset));
     }
 
     /**
@@ -369,10 +578,29 @@ public final class AsyncQueuePair implements AutoCloseable {
      * @throws java.io.IOException {@link WorkRequestException} or {@link VerbsException}
      * @throws InterruptedException if interrupted while waiting
      */
-    public WorkCompletion fetchAndAdd(MemoryRegion region, long offset, RemoteRegion remote, long remoteOffset,
-            long add) throws java.io.IOException, InterruptedException {
-        return await(postSend("fetch-and-add", true, (b, id) -> b.fetchAndAdd(id, region, offset, remote,
-                remoteOffset, add)));
+    public WorkCompletion fetchAndAdd(MemoryRegion region, long offset, RemoteRegion remote, long remoteOffset, long add)
+            throws java.io.IOException, InterruptedException {
+        return fetchAndAdd(region, offset, remote, remoteOffset, add, NO_DEADLINE);
+    }
+
+    /**
+     * Blocking {@link #fetchAndAddAsync}.
+     *
+     * @param region       receives the old value
+     * @param offset       offset
+     * @param remote       peer region
+     * @param remoteOffset aligned offset
+     * @param add          addend
+     * @param timeout how long to wait for queue room and for the completion together (not negative)
+     * @return the completion
+     * @throws java.io.IOException {@link WorkRequestException}, {@link WorkRequestTimeoutException} at the
+     *         deadline, or {@link VerbsException}
+     * @throws InterruptedException if interrupted while waiting
+     */
+    public WorkCompletion fetchAndAdd(MemoryRegion region, long offset, RemoteRegion remote, long remoteOffset, long add, java.time.Duration timeout)
+            throws java.io.IOException, InterruptedException {
+        return awaitSend("fetch-and-add", timeout, (b, id) -> b.fetchAndAdd(id, region, offset, remote,
+                remoteOffset, add));
     }
 
     /**
@@ -388,10 +616,30 @@ public final class AsyncQueuePair implements AutoCloseable {
      * @throws java.io.IOException {@link WorkRequestException} or {@link VerbsException}
      * @throws InterruptedException if interrupted while waiting
      */
-    public WorkCompletion compareAndSwap(MemoryRegion region, long offset, RemoteRegion remote, long remoteOffset,
-            long compare, long swap) throws java.io.IOException, InterruptedException {
-        return await(postSend("compare-and-swap", true, (b, id) -> b.compareAndSwap(id, region, offset, remote,
-                remoteOffset, compare, swap)));
+    public WorkCompletion compareAndSwap(MemoryRegion region, long offset, RemoteRegion remote, long remoteOffset, long compare, long swap)
+            throws java.io.IOException, InterruptedException {
+        return compareAndSwap(region, offset, remote, remoteOffset, compare, swap, NO_DEADLINE);
+    }
+
+    /**
+     * Blocking {@link #compareAndSwapAsync}.
+     *
+     * @param region       receives the old value
+     * @param offset       offset
+     * @param remote       peer region
+     * @param remoteOffset aligned offset
+     * @param compare      expected
+     * @param swap         new value
+     * @param timeout how long to wait for queue room and for the completion together (not negative)
+     * @return the completion
+     * @throws java.io.IOException {@link WorkRequestException}, {@link WorkRequestTimeoutException} at the
+     *         deadline, or {@link VerbsException}
+     * @throws InterruptedException if interrupted while waiting
+     */
+    public WorkCompletion compareAndSwap(MemoryRegion region, long offset, RemoteRegion remote, long remoteOffset, long compare, long swap, java.time.Duration timeout)
+            throws java.io.IOException, InterruptedException {
+        return awaitSend("compare-and-swap", timeout, (b, id) -> b.compareAndSwap(id, region, offset, remote,
+                remoteOffset, compare, swap));
     }
 
     /**
@@ -406,7 +654,24 @@ public final class AsyncQueuePair implements AutoCloseable {
      */
     public WorkCompletion receive(MemoryRegion region, long offset, int length)
             throws java.io.IOException, InterruptedException {
-        return await(postReceive(true, region, offset, length));
+        return receive(region, offset, length, NO_DEADLINE);
+    }
+
+    /**
+     * Blocking receive: posts it and parks until a message arrives.
+     *
+     * @param region destination
+     * @param offset offset
+     * @param length bytes
+     * @param timeout how long to wait for queue room and for the completion together (not negative)
+     * @return the completion
+     * @throws java.io.IOException {@link WorkRequestException}, {@link WorkRequestTimeoutException} at the
+     *         deadline, or {@link VerbsException}
+     * @throws InterruptedException if interrupted while waiting
+     */
+    public WorkCompletion receive(MemoryRegion region, long offset, int length, java.time.Duration timeout)
+            throws java.io.IOException, InterruptedException {
+        return awaitReceive(timeout, region, offset, length);
     }
 
     // ---------------------------------------------------------------- plumbing
@@ -416,8 +681,8 @@ public final class AsyncQueuePair implements AutoCloseable {
         void encode(SendBatch batch, long wrId);
     }
 
-    private CompletableFuture<WorkCompletion> postSend(String what, boolean wait, Encoder encoder) {
-        return post(what, wait, sendRoom, () -> {
+    private CompletableFuture<WorkCompletion> postSend(String what, long roomNanos, Encoder encoder) {
+        return post(what, roomNanos, sendRoom, () -> {
             CompletableFuture<WorkCompletion> f = new CompletableFuture<>();
             long id = pending.allocate(new PendingRequests.Pending(f, what, sendRoom));
             if (id < 0) {
@@ -437,8 +702,9 @@ public final class AsyncQueuePair implements AutoCloseable {
         });
     }
 
-    private CompletableFuture<WorkCompletion> postReceive(boolean wait, MemoryRegion region, long offset, int length) {
-        return post("receive", wait, recvRoom, () -> {
+    private CompletableFuture<WorkCompletion> postReceive(long roomNanos, MemoryRegion region, long offset,
+            int length) {
+        return post("receive", roomNanos, recvRoom, () -> {
             CompletableFuture<WorkCompletion> f = new CompletableFuture<>();
             long id = pending.allocate(new PendingRequests.Pending(f, "receive", recvRoom));
             if (id < 0) {
@@ -456,7 +722,16 @@ public final class AsyncQueuePair implements AutoCloseable {
         });
     }
 
-    private CompletableFuture<WorkCompletion> post(String what, boolean wait, Semaphore room,
+    /**
+     * Takes queue room (now, or waiting up to {@code roomNanos}; {@link #NOW_OR_FAIL} for the async forms)
+     * and posts with {@code body}; returns the caller's copy of the request's future.
+     */
+    private CompletableFuture<WorkCompletion> post(String what, long roomNanos, Semaphore room,
+            java.util.function.Supplier<CompletableFuture<WorkCompletion>> body) {
+        return post(what, roomNanos, room, 1, body);
+    }
+
+    private CompletableFuture<WorkCompletion> post(String what, long roomNanos, Semaphore room, int permits,
             java.util.function.Supplier<CompletableFuture<WorkCompletion>> body) {
         if (closed.get()) {
             return CompletableFuture.failedFuture(new IllegalStateException(qp + " is closed"));
@@ -468,10 +743,20 @@ public final class AsyncQueuePair implements AutoCloseable {
             return CompletableFuture.failedFuture(new IllegalStateException("the completion queue of " + qp
                     + " failed (" + broken.getMessage() + "): nothing would complete the future", broken));
         }
-        if (wait) {
+        if (roomNanos != NOW_OR_FAIL) {
             engine.refuseBlockingOnEngineThread("AsyncQueuePair's blocking " + what);
-            room.acquireUninterruptibly();
-        } else if (!room.tryAcquire()) {
+            try {
+                if (!room.tryAcquire(permits, roomNanos, java.util.concurrent.TimeUnit.NANOSECONDS)) {
+                    return CompletableFuture.failedFuture(new RoomTimeout());
+                }
+            } catch (InterruptedException e) {
+                return CompletableFuture.failedFuture(e);
+            }
+            if (closed.get()) { // closed while waiting: its teardown may have handed us the room
+                room.release(permits);
+                return CompletableFuture.failedFuture(new IllegalStateException(qp + " is closed"));
+            }
+        } else if (!room.tryAcquire(permits)) {
             return CompletableFuture.failedFuture(Native.fail(what.equals("receive") ? "ibv_post_recv" : "ibv_post_send",
                     ENOMEM, "queue full: " + what + " on " + qp));
         }
@@ -493,7 +778,7 @@ public final class AsyncQueuePair implements AutoCloseable {
     private void fail(long id, Throwable t) {
         PendingRequests.Pending p = pending.take(id);
         if (p != null) {
-            p.room().release();
+            p.room().release(p.permits());
             p.future().completeExceptionally(t);
         }
     }
@@ -523,7 +808,15 @@ public final class AsyncQueuePair implements AutoCloseable {
         if (p == null) {
             return false;
         }
-        p.room().release();
+        int index = PendingRequests.index(wrId);
+        if (index < p.last) { // an earlier request of a chain: it reports only an error
+            if (!wcs.isSuccess(i)) {
+                p.future().completeExceptionally(new WorkRequestException(p.what() + ", request " + index,
+                        wcs.get(i)));
+            }
+            return true;
+        }
+        p.room().release(p.permits());
         WorkCompletion c = wcs.get(i);
         if (c.isSuccess()) {
             p.future().complete(c);
@@ -539,7 +832,7 @@ public final class AsyncQueuePair implements AutoCloseable {
 
     void failPending(String reason, Throwable cause) {
         for (PendingRequests.Pending p : pending.takeAll()) {
-            p.room().release();
+            p.room().release(p.permits());
             WorkRequestException e = new WorkRequestException(p.what(), reason);
             if (cause != null) {
                 e.initCause(cause);
@@ -554,12 +847,61 @@ public final class AsyncQueuePair implements AutoCloseable {
         failPending("its completion queue failed: " + cause.getMessage(), cause);
     }
 
-    private static WorkCompletion await(CompletableFuture<WorkCompletion> f)
+    /** No queue room came before the deadline (internal marker, turned into the caller's exception). */
+    private static final class RoomTimeout extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        RoomTimeout() {
+            super(null, null, false, false);
+        }
+    }
+
+    private WorkCompletion awaitSend(String what, java.time.Duration timeout, Encoder encoder)
             throws java.io.IOException, InterruptedException {
+        long budget = budget(timeout);
+        long start = System.nanoTime();
+        return await(what, timeout, start, budget, postSend(what, budget, encoder));
+    }
+
+    private WorkCompletion awaitReceive(java.time.Duration timeout, MemoryRegion region, long offset, int length)
+            throws java.io.IOException, InterruptedException {
+        long budget = budget(timeout);
+        long start = System.nanoTime();
+        return await("receive", timeout, start, budget, postReceive(budget, region, offset, length));
+    }
+
+    private static long budget(java.time.Duration timeout) {
+        java.util.Objects.requireNonNull(timeout, "timeout");
+        if (timeout.isNegative()) {
+            throw new IllegalArgumentException("a timeout must not be negative: " + timeout);
+        }
+        if (timeout == NO_DEADLINE) {
+            return Long.MAX_VALUE;
+        }
         try {
-            return f.get();
+            return timeout.toNanos();
+        } catch (ArithmeticException tooLong) {
+            return Long.MAX_VALUE;
+        }
+    }
+
+    private static WorkCompletion await(String what, java.time.Duration timeout, long start, long budget,
+            CompletableFuture<WorkCompletion> f) throws java.io.IOException, InterruptedException {
+        try {
+            if (budget == Long.MAX_VALUE) {
+                return f.get();
+            }
+            return f.get(Math.max(0, budget - (System.nanoTime() - start)), java.util.concurrent.TimeUnit.NANOSECONDS);
+        } catch (java.util.concurrent.TimeoutException e) {
+            throw new WorkRequestTimeoutException(what, timeout, true);
         } catch (ExecutionException e) {
             Throwable c = e.getCause();
+            if (c instanceof RoomTimeout) {
+                throw new WorkRequestTimeoutException(what, timeout, false);
+            }
+            if (c instanceof InterruptedException ie) {
+                throw ie;
+            }
             if (c instanceof java.io.IOException io) {
                 throw io;
             }

@@ -12,8 +12,46 @@ import java.util.concurrent.CompletableFuture;
  * engine learns it from the core, which recorded it when the request was posted.
  */
 final class PendingRequests {
-    /** One outstanding request. */
-    record Pending(CompletableFuture<WorkCompletion> future, String what, java.util.concurrent.Semaphore room) {
+    /**
+     * One outstanding request, or chain of requests posted together: {@code permits} queue slots held, and
+     * the index (the wr_id's top 16 bits) of the request whose completion ends it; earlier requests of a
+     * chain only report errors. {@code last} shrinks when a chain was posted only in part.
+     */
+    static final class Pending {
+        final CompletableFuture<WorkCompletion> future;
+        final String what;
+        final java.util.concurrent.Semaphore room;
+        final int permits;
+        volatile int last; // written under the PendingRequests lock
+
+        Pending(CompletableFuture<WorkCompletion> future, String what, java.util.concurrent.Semaphore room) {
+            this(future, what, room, 1, 0);
+        }
+
+        Pending(CompletableFuture<WorkCompletion> future, String what, java.util.concurrent.Semaphore room,
+                int permits, int last) {
+            this.future = future;
+            this.what = what;
+            this.room = room;
+            this.permits = permits;
+            this.last = last;
+        }
+
+        CompletableFuture<WorkCompletion> future() {
+            return future;
+        }
+
+        String what() {
+            return what;
+        }
+
+        java.util.concurrent.Semaphore room() {
+            return room;
+        }
+
+        int permits() {
+            return permits;
+        }
     }
 
     private final Pending[] slots;
@@ -42,7 +80,10 @@ final class PendingRequests {
         return ((long) gen << 32) | slot;
     }
 
-    /** Removes and returns the request of {@code wrId}, or null if it is not (any longer) outstanding. */
+    /**
+     * The request of {@code wrId}, or null if it is not (any longer) outstanding; removed unless {@code wrId}
+     * names a request of a chain before its last ({@code index(wrId) < p.last}).
+     */
     synchronized Pending take(long wrId) {
         int slot = (int) wrId;
         int gen = (int) (wrId >>> 32) & 0xffff;
@@ -50,9 +91,24 @@ final class PendingRequests {
             return null;
         }
         Pending p = slots[slot];
+        if (index(wrId) < p.last) {
+            return p; // a chain goes on
+        }
         slots[slot] = null;
         free[top++] = slot;
         return p;
+    }
+
+    static int index(long wrId) {
+        return (int) (wrId >>> 48);
+    }
+
+    /** A chain was posted only up to request {@code last}: its completion (if it is signaled) ends it. */
+    synchronized void truncate(long wrId, int last) {
+        Pending p = slots[(int) wrId];
+        if (p != null) {
+            p.last = last;
+        }
     }
 
     /** Every outstanding request, removed. */

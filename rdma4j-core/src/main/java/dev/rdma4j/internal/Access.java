@@ -56,6 +56,15 @@ public interface Access {
     /** {@code QueuePair.post} for its driver. */
     void post(QueuePair qp, dev.rdma4j.ReceiveBatch batch) throws VerbsException;
 
+    /**
+     * A driver posts a caller's chain: the wr_id handed back for request {@code i} is {@code idBase | i << 48}
+     * (the batch itself is left unchanged).
+     */
+    void postChain(QueuePair qp, dev.rdma4j.SendBatch batch, long idBase) throws VerbsException;
+
+    /** Whether request {@code i} of the batch is signaled. */
+    boolean isSignaled(dev.rdma4j.SendBatch batch, int i);
+
     /** A Context over an {@code ibv_context} that librdmacm opened and will close. */
     Context borrowContext(MemorySegment ibvContext) throws VerbsException;
 

@@ -1,0 +1,86 @@
+package dev.rdma4j.engine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.rdma4j.RemoteRegion;
+import dev.rdma4j.SendBatch;
+import dev.rdma4j.WcOpcode;
+import dev.rdma4j.WcStatus;
+import dev.rdma4j.WorkCompletion;
+import java.lang.foreign.ValueLayout;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Issue 10, item 7: write + send was two posts and two futures, where C uses one chained
+ * {@code ibv_post_send}. {@code AsyncQueuePair.postAsync(SendBatch)} posts a chain under one future.
+ */
+@Tag("device")
+class AsyncChainDeviceTest {
+    private static final long T = 120;
+
+    @Test
+    void anUnsignaledWriteAndASignaledSendGoAsOneChainUnderOneFuture() throws Exception {
+        try (EnginePair p = new EnginePair(PollingMode.EVENT, 8); SendBatch chain = new SendBatch(2, 1)) {
+            int capacity = p.a.queuePair().capabilities().maxSendWr();
+            p.memA.segment().set(ValueLayout.JAVA_LONG, 0, 0x1234_5678_9abcL);
+            CompletableFuture<WorkCompletion> received = p.b.receiveAsync(p.memB, 1024, 64);
+            chain.write(1, p.memA, 0, 8, p.memB.remote(), 512).unsignaled().send(2, p.memA, 0, 4);
+            WorkCompletion last = p.a.postAsync(chain).get(T, TimeUnit.SECONDS);
+            assertThat(last.opcode()).isEqualTo(WcOpcode.SEND);
+            assertThat(received.get(T, TimeUnit.SECONDS).byteLength()).isEqualTo(4);
+            // the write came first on the same QP: it is in place when the send is received
+            assertThat(p.memB.segment().get(ValueLayout.JAVA_LONG, 512)).isEqualTo(0x1234_5678_9abcL);
+            assertThat(p.a.sendRoom()).isEqualTo(capacity);
+            assertThat(chain.count()).as("the batch is unchanged, reusable").isEqualTo(2);
+            CompletableFuture<WorkCompletion> again = p.b.receiveAsync(p.memB, 1024, 64);
+            assertThat(p.a.post(chain, Duration.ofSeconds(T)).opcode()).isEqualTo(WcOpcode.SEND);
+            again.get(T, TimeUnit.SECONDS);
+            assertThat(p.a.sendRoom()).isEqualTo(capacity);
+        }
+    }
+
+    @Test
+    void aFailedEarlierRequestFailsTheChainAndTheRoomComesBack() throws Exception {
+        try (EnginePair p = new EnginePair(PollingMode.EVENT, 8); SendBatch chain = new SendBatch(2, 1)) {
+            int capacity = p.a.queuePair().capabilities().maxSendWr();
+            RemoteRegion wrongKey = new RemoteRegion(p.memB.address(), p.memB.length(), p.memB.rkey() + 1);
+            chain.write(1, p.memA, 0, 8, wrongKey, 0).unsignaled().send(2, p.memA, 0, 4);
+            CompletableFuture<WorkCompletion> f = p.a.postAsync(chain);
+            assertThatThrownBy(() -> f.get(T, TimeUnit.SECONDS)).isInstanceOf(ExecutionException.class).cause()
+                    .isInstanceOfSatisfying(WorkRequestException.class,
+                            e -> assertThat(e.status()).isEqualTo(WcStatus.REM_ACCESS_ERR))
+                    .hasMessageContaining("request 0");
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(T);
+            while (p.a.sendRoom() != capacity && System.nanoTime() < deadline) {
+                Thread.sleep(5); // the send after it is flushed, which ends the chain
+            }
+            assertThat(p.a.sendRoom()).isEqualTo(capacity);
+        }
+    }
+
+    @Test
+    void chainsThatNothingWouldCompleteAreRefused() throws Exception {
+        try (EnginePair p = new EnginePair(PollingMode.EVENT, 4); SendBatch chain = new SendBatch(256, 1)) {
+            int capacity = p.a.queuePair().capabilities().maxSendWr();
+            assertThat(capacity).isLessThan(256);
+            assertThatThrownBy(() -> p.a.postAsync(chain)).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("empty");
+            chain.send(1, p.memA, 0, 4).unsignaled();
+            assertThatThrownBy(() -> p.a.postAsync(chain)).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("must be signaled");
+            chain.clear();
+            for (int i = 0; i <= capacity; i++) {
+                chain.send(i, p.memA, 0, 4);
+            }
+            assertThatThrownBy(() -> p.a.postAsync(chain)).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("longer than the send queue");
+            assertThat(p.a.sendRoom()).isEqualTo(capacity);
+        }
+    }
+}
