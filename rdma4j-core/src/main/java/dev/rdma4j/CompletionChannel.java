@@ -100,6 +100,64 @@ public final class CompletionChannel extends NativeResource {
         }
     }
 
+    /**
+     * Waits for the next CQ event, like a blocking {@code ibv_get_cq_event}: {@code poll(2)} on the fd, then
+     * {@link #nextEvent()}. For the synchronous API without an engine: arm the CQ
+     * ({@link CompletionQueue#requestNotification(boolean)}), poll it once more, then wait here (or let
+     * {@link CompletionQueue#await(WorkCompletions, java.time.Duration)} do all of it). The calling thread
+     * blocks in the kernel in slices of at most 50 ms, between which it notices an interrupt or a close; a
+     * virtual thread pins its carrier meanwhile (an engine serves many waiters better).
+     *
+     * @param timeout the longest wait (not negative)
+     * @return the CQ that has an event (counted; acknowledge it), or null at the timeout
+     * @throws VerbsException if {@code ibv_get_cq_event} or {@code poll} fails
+     * @throws InterruptedException if the thread is interrupted while waiting
+     * @throws IllegalStateException if the channel is closed (also while waiting)
+     */
+    public CompletionQueue awaitEvent(java.time.Duration timeout) throws VerbsException, InterruptedException {
+        long budget = nanos(timeout);
+        long start = System.nanoTime();
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment pollfd = a.allocate(Libc.POLLFD);
+            for (;;) {
+                CompletionQueue cq = nextEvent();
+                if (cq != null) {
+                    return cq;
+                }
+                if (Thread.interrupted()) {
+                    throw new InterruptedException("awaitEvent on " + description());
+                }
+                long left = budget - (System.nanoTime() - start);
+                if (left <= 0) {
+                    return null;
+                }
+                int ms = (int) Math.min(50, Math.max(1, java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(left)));
+                acquire(false); // the fd stays open while we wait on it
+                int rc;
+                try {
+                    rc = Libc.poll(fd, Libc.POLLIN, ms, pollfd);
+                } finally {
+                    release(false);
+                }
+                if (rc < 0 && -rc != Libc.EINTR) {
+                    throw Native.fail("poll", -rc, description());
+                }
+            }
+        }
+    }
+
+    static long nanos(java.time.Duration timeout) {
+        java.util.Objects.requireNonNull(timeout, "timeout");
+        if (timeout.isNegative()) {
+            throw new IllegalArgumentException("a timeout must not be negative: " + timeout);
+        }
+        try {
+            return timeout.toNanos();
+        } catch (ArithmeticException tooLong) {
+            return Long.MAX_VALUE;
+        }
+    }
+
     void attach(CompletionQueue cq) {
         queues.add(cq);
     }

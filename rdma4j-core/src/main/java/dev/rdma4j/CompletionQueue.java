@@ -184,6 +184,52 @@ public final class CompletionQueue extends NativeResource {
     }
 
     /**
+     * Waits for completions without an engine, the synchronous counterpart of a C program's
+     * {@code ibv_get_cq_event} loop: polls; when nothing is there, arms the queue
+     * ({@code ibv_req_notify_cq}), polls again (a completion between the two raises no event), waits on its
+     * completion channel ({@link CompletionChannel#awaitEvent}), acknowledges the event and polls. The CQ
+     * must have been created with a channel, and no other thread may take events from that channel
+     * meanwhile.
+     *
+     * @param completions the batch to fill
+     * @param timeout     the longest wait (not negative)
+     * @return the number of completions, 0 at the timeout
+     * @throws VerbsException if a verb fails
+     * @throws InterruptedException if interrupted while waiting
+     * @throws IllegalStateException if the queue has no completion channel, is driven by an engine, or is
+     *                               closed
+     */
+    public int await(WorkCompletions completions, java.time.Duration timeout)
+            throws VerbsException, InterruptedException {
+        long budget = CompletionChannel.nanos(timeout);
+        if (channel == null) {
+            throw new IllegalStateException(this + " has no completion channel to wait on: create it with one"
+                    + " (context.createCompletionQueue(size, channel, vector)), or poll it");
+        }
+        long start = System.nanoTime();
+        for (;;) {
+            int n = poll(completions);
+            if (n > 0) {
+                return n;
+            }
+            requestNotification(false);
+            n = poll(completions);
+            if (n > 0) {
+                return n;
+            }
+            long left = budget - (System.nanoTime() - start);
+            if (left <= 0) {
+                return 0;
+            }
+            CompletionQueue ready = channel.awaitEvent(java.time.Duration.ofNanos(left));
+            if (ready == null) {
+                return poll(completions); // the timeout: one last look
+            }
+            ready.acknowledgeEvents();
+        }
+    }
+
+    /**
      * Acknowledges the events {@link CompletionChannel#nextEvent()} returned for this queue
      * ({@code ibv_ack_cq_events}); cheap enough to batch, and done by {@code close()} for any left over.
      *

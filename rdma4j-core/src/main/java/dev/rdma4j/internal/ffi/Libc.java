@@ -33,6 +33,13 @@ public final class Libc {
     public static final int O_NONBLOCK = 0x800;
     public static final int EAGAIN = 11;
     public static final int EINTR = 4;
+    public static final int POLLIN = 0x1;
+
+    /** {@code struct pollfd}. */
+    public static final StructLayout POLLFD = CLayouts.struct("struct pollfd",
+            ValueLayout.JAVA_INT.withName("fd"),
+            ValueLayout.JAVA_SHORT.withName("events"),
+            ValueLayout.JAVA_SHORT.withName("revents"));
 
     /** {@code struct epoll_event}: packed on x86-64, so 12 bytes with {@code data} unaligned. */
     public static final StructLayout EPOLL_EVENT = CLayouts.struct("struct epoll_event",
@@ -46,6 +53,7 @@ public final class Libc {
             FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS));
     private static final MethodHandle EPOLL_WAIT = h("epoll_wait",
             FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT));
+    private static final MethodHandle POLL = h("poll", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT));
     private static final MethodHandle EVENTFD = h("eventfd", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
     private static final MethodHandle FCNTL = Native.LINKER.downcallHandle(C.find("fcntl").orElseThrow(),
             FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT), ERRNO, Linker.Option.firstVariadicArg(2));
@@ -94,6 +102,22 @@ public final class Libc {
         MemorySegment s = SLOT.get();
         try {
             return result((int) EPOLL_WAIT.invokeExact(s, epfd, events, max, timeoutMs), s);
+        } catch (Throwable t) {
+            throw Native.rethrow(t);
+        }
+    }
+
+    /**
+     * {@code poll(2)} on one fd for {@code events}; {@code pollfd} is a {@link #POLLFD} the caller owns.
+     * Returns 1 when ready, 0 at the timeout (ms; -1: none), or -errno.
+     */
+    public static int poll(int fd, int events, int timeoutMs, MemorySegment pollfd) {
+        MemorySegment s = SLOT.get();
+        pollfd.set(ValueLayout.JAVA_INT, 0, fd);
+        pollfd.set(ValueLayout.JAVA_SHORT, 4, (short) events);
+        pollfd.set(ValueLayout.JAVA_SHORT, 6, (short) 0);
+        try {
+            return result((int) POLL.invokeExact(s, pollfd, 1L, timeoutMs), s);
         } catch (Throwable t) {
             throw Native.rethrow(t);
         }

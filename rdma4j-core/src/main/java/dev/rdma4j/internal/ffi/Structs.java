@@ -345,6 +345,7 @@ public final class Structs {
                 new Object[] {"offsetof(struct verbs_context, sz)", VERBS_CONTEXT_SZ_OFFSET},
                 new Object[] {"offsetof(struct verbs_context, query_port)", VERBS_CONTEXT_QUERY_PORT_OFFSET},
                 new Object[] {"sizeof(struct verbs_context)", VERBS_CONTEXT_CONTEXT_OFFSET + IBV_CONTEXT.byteSize()},
-                new Object[] {"sizeof(size_t)", SIZE_T.byteSize()});
+                new Object[] {"sizeof(size_t)", SIZE_T.byteSize()},
+                new Object[] {"POLLIN", (long) Libc.POLLIN});
     }
 }

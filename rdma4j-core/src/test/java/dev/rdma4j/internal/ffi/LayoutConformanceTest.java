@@ -29,6 +29,7 @@ class LayoutConformanceTest {
         List<Member> members = new ArrayList<>();
         List<MemoryLayout> layouts = new ArrayList<>(Structs.all());
         layouts.add(Libc.EPOLL_EVENT);
+        layouts.add(Libc.POLLFD);
         layouts.add(RdmaCm.RDMA_EVENT_CHANNEL);
         layouts.add(RdmaCm.RDMA_CM_ID_PREFIX);
         layouts.add(RdmaCm.RDMA_CONN_PARAM);
@@ -45,6 +46,7 @@ class LayoutConformanceTest {
                 #include <stdio.h>
                 #include <stddef.h>
                 #include <sys/epoll.h>
+                #include <poll.h>
                 #include <infiniband/verbs.h>
                 #include <rdma/rdma_cma.h>
                 int main(void) {
