@@ -112,10 +112,12 @@ public final class CompletionChannel extends NativeResource {
      * @return the CQ that has an event (counted; acknowledge it), or null at the timeout
      * @throws VerbsException if {@code ibv_get_cq_event} or {@code poll} fails
      * @throws InterruptedException if the thread is interrupted while waiting
-     * @throws IllegalStateException if the channel is closed (also while waiting)
+     * @throws IllegalStateException if the channel is closed (also while waiting), or this is a completion
+     *                               engine's thread
      */
     public CompletionQueue awaitEvent(java.time.Duration timeout) throws VerbsException, InterruptedException {
         long budget = nanos(timeout);
+        dev.rdma4j.internal.EngineThreads.refuseBlocking("CompletionChannel.awaitEvent");
         long start = System.nanoTime();
         try (Arena a = Arena.ofConfined()) {
             MemorySegment pollfd = a.allocate(Libc.POLLFD);

@@ -197,11 +197,12 @@ public final class CompletionQueue extends NativeResource {
      * @throws VerbsException if a verb fails
      * @throws InterruptedException if interrupted while waiting
      * @throws IllegalStateException if the queue has no completion channel, is driven by an engine, or is
-     *                               closed
+     *                               closed, or this is a completion engine's thread
      */
     public int await(WorkCompletions completions, java.time.Duration timeout)
             throws VerbsException, InterruptedException {
         long budget = CompletionChannel.nanos(timeout);
+        dev.rdma4j.internal.EngineThreads.refuseBlocking("CompletionQueue.await");
         if (channel == null) {
             throw new IllegalStateException(this + " has no completion channel to wait on: create it with one"
                     + " (context.createCompletionQueue(size, channel, vector)), or poll it");

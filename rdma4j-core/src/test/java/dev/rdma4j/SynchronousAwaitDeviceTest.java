@@ -74,6 +74,20 @@ class SynchronousAwaitDeviceTest {
                         .isInstanceOf(IllegalStateException.class).hasMessageContaining("no completion channel");
                 assertThatThrownBy(() -> waited.await(wcs, Duration.ofSeconds(-1)))
                         .isInstanceOf(IllegalArgumentException.class);
+                try (dev.rdma4j.engine.CompletionEngine engine = dev.rdma4j.engine.CompletionEngine.builder()
+                        .name("await-refuser").build()) {
+                    java.util.concurrent.CompletableFuture<Throwable> onEngine = new java.util.concurrent.CompletableFuture<>();
+                    engine.execute(() -> {
+                        try (WorkCompletions own = new WorkCompletions(1)) {
+                            waited.await(own, Duration.ofSeconds(1));
+                            onEngine.complete(null);
+                        } catch (Throwable t) {
+                            onEngine.complete(t);
+                        }
+                    });
+                    assertThat(onEngine.get(60, TimeUnit.SECONDS)).isInstanceOf(IllegalStateException.class)
+                            .hasMessageContaining("completion engine await-refuser");
+                }
                 long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
                 while (plain.poll(wcs) == 0) { // the send's completion, so its region is unpinned
                     assertThat(System.nanoTime()).isLessThan(deadline);

@@ -500,6 +500,7 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
     // ---------------------------------------------------------------- the engine thread
 
     private void run() {
+        dev.rdma4j.internal.EngineThreads.markCurrent(thread.getName());
         try {
             switch (mode) {
                 case EVENT -> eventLoop();
