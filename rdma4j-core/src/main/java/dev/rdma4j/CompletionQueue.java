@@ -123,13 +123,15 @@ public final class CompletionQueue extends NativeResource {
                     continue; // its queue pair was destroyed: nothing waits for it
                 }
                 completions.buffer(i, null, 0);
-                long userWrId = owner.complete(WorkRequestIds.isRecv(id), WorkRequestIds.seq(id), completions, i);
+                boolean recv = WorkRequestIds.isRecv(id);
+                long userWrId = owner.complete(recv, WorkRequestIds.seq(id), completions, i);
                 if (kept != i) {
                     WcView.move(wcs, i, kept);
                     completions.moveBuffer(i, kept);
                 }
                 WcView.wrId(wcs, kept, userWrId);
                 completions.driver(kept, owner.driver());
+                completions.receive(kept, recv); // the C opcode of a failed completion is undefined
                 kept++;
             }
             completions.count(kept);
