@@ -172,7 +172,7 @@ public final class QueuePair extends NativeResource {
         this.postRecvFn = DataPath.op(context.handle(), "post_recv");
         this.sendRing = new WorkRing(caps.maxSendWr(), caps.maxSendSge() + 1);
         this.recvRing = new WorkRing(caps.maxRecvWr(), Math.max(1, caps.maxRecvSge()));
-        this.oneSend = new SendBatch(1, Math.max(1, caps.maxSendSge()));
+        this.oneSend = new SendBatch(1, Math.max(1, caps.maxSendSge()), Math.min(caps.maxInlineData(), 1 << 20));
         this.oneRecv = new ReceiveBatch(1, Math.max(1, caps.maxRecvSge()));
         this.token = WorkRequestIds.register(t -> completions);
         context.register(qp.address(), this);
@@ -696,6 +696,31 @@ public final class QueuePair extends NativeResource {
         sendLock.lock();
         try {
             post(oneSend.clear().send(wrId, region, offset, length));
+        } finally {
+            sendLock.unlock();
+        }
+    }
+
+    /**
+     * Posts one signaled inline send ({@code IBV_WR_SEND} with {@code IBV_SEND_INLINE}) of {@code data}, which
+     * may be any memory, registered or not (a heap array through {@code MemorySegment.ofArray}): the bytes are
+     * copied before this returns and the provider ignores the lkey of inline data. A shortcut for a one-request
+     * {@link SendBatch#sendInline}; allocation-free.
+     *
+     * @param wrId returned in the completion
+     * @param data the bytes, at most {@code capabilities().maxInlineData()} ({@code cap.max_inline_data})
+     * @throws VerbsException           if the verb refuses
+     * @throws IllegalArgumentException if {@code data} is longer than the QP's {@code cap.max_inline_data}
+     */
+    public void postSendInline(long wrId, MemorySegment data) throws VerbsException {
+        if (data.byteSize() > capabilities.maxInlineData()) {
+            throw new IllegalArgumentException(description() + " #" + qpNumber + ": " + data.byteSize()
+                    + " bytes of inline data, the QP's cap.max_inline_data is " + capabilities.maxInlineData()
+                    + " (QueuePair.Builder.maxInlineData)");
+        }
+        sendLock.lock();
+        try {
+            post(oneSend.clear().sendInline(wrId, data));
         } finally {
             sendLock.unlock();
         }
