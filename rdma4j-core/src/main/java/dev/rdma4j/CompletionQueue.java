@@ -38,14 +38,14 @@ public final class CompletionQueue extends NativeResource {
         MemorySegment cq;
         try {
             if (channel != null) {
-                channel.acquire(true); // the channel cannot close under its CQs
+                channel.addDependent(this); // the channel cannot close under its CQs
             }
             try {
                 cq = ResourceVerbs.createCq(context.handle(), minSize,
                         channel == null ? MemorySegment.NULL : channel.handle(), vector);
             } catch (VerbsException | RuntimeException e) {
                 if (channel != null) {
-                    channel.release(true);
+                    channel.removeDependent(this);
                 }
                 throw e;
             }
@@ -145,6 +145,15 @@ public final class CompletionQueue extends NativeResource {
     /** See {@code Access.drive(CompletionQueue, Thread)}. */
     void drive(Thread engineThread) {
         drivenBy = engineThread;
+        if (channel != null) {
+            channel.drivenBy(engineThread);
+        }
+    }
+
+    @Override
+    String label() {
+        return "CompletionQueue(" + context.device().name() + ", " + size + " entries"
+                + (drivenBy != null ? ", driven by the CompletionEngine thread " + drivenBy.getName() : "") + ")";
     }
 
     /**
@@ -241,7 +250,7 @@ public final class CompletionQueue extends NativeResource {
         } finally {
             if (channel != null) {
                 channel.detach(this);
-                channel.release(true);
+                channel.removeDependent(this);
             }
         }
     }

@@ -115,19 +115,19 @@ public final class QueuePair extends NativeResource {
         MemorySegment qp;
         QpCapabilities caps;
         try {
-            sendCq.acquire(true);
+            sendCq.addDependent(this);
             try {
-                recvCq.acquire(true);
+                recvCq.addDependent(this);
                 if (b.srq != null) {
                     try {
-                        b.srq.acquire(true); // an SRQ cannot be destroyed while QPs are attached
+                        b.srq.addDependent(this); // an SRQ cannot be destroyed while QPs are attached
                     } catch (RuntimeException e) {
-                        recvCq.release(true);
+                        recvCq.removeDependent(this);
                         throw e;
                     }
                 }
             } catch (RuntimeException e) {
-                sendCq.release(true);
+                sendCq.removeDependent(this);
                 throw e;
             }
             try (Arena a = Arena.ofConfined()) {
@@ -151,10 +151,10 @@ public final class QueuePair extends NativeResource {
                         (int) Codec.get(init, l, "cap.max_recv_wr"), (int) Codec.get(init, l, "cap.max_send_sge"),
                         (int) Codec.get(init, l, "cap.max_recv_sge"), (int) Codec.get(init, l, "cap.max_inline_data"));
             } catch (VerbsException | RuntimeException e) {
-                sendCq.release(true);
-                recvCq.release(true);
+                sendCq.removeDependent(this);
+                recvCq.removeDependent(this);
                 if (b.srq != null) {
-                    b.srq.release(true);
+                    b.srq.removeDependent(this);
                 }
                 throw e;
             }
@@ -834,10 +834,10 @@ public final class QueuePair extends NativeResource {
             oneSend.close();
             oneRecv.close();
             arena.close();
-            sendCq.release(true);
-            recvCq.release(true);
+            sendCq.removeDependent(this);
+            recvCq.removeDependent(this);
             if (srq != null) {
-                srq.release(true);
+                srq.removeDependent(this);
             }
             var d = driver;
             if (d != null) {
@@ -867,6 +867,11 @@ public final class QueuePair extends NativeResource {
     @Override
     public String toString() {
         return description() + " #" + qpNumber + " " + state + (isClosed() ? " (closed)" : "");
+    }
+
+    @Override
+    String label() {
+        return description() + " #" + qpNumber;
     }
 
     /** Builds a {@link QueuePair}; every value has a default. */
