@@ -11,7 +11,8 @@ import java.util.List;
 /**
  * An open RDMA device ({@code struct ibv_context}, from {@code ibv_open_device}): the root of every
  * other verbs object. Thread-safe. Close it last: closing is refused while objects created from it
- * are open.
+ * are open (the refusal names them), except the idle completion channels of a {@code CompletionEngine},
+ * which it closes itself, so the engine may be closed before or after its contexts.
  */
 public final class Context extends NativeResource {
     private final Device device;

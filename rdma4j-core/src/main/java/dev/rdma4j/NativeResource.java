@@ -246,7 +246,8 @@ abstract class NativeResource implements AutoCloseable {
      * for the calls in progress on other threads to return, then destroys.
      *
      * @throws IllegalStateException if children (objects created from this one, or posted work requests)
-     *                               still use it; the object then stays open and usable; or if called from
+     *                               still use it, naming the objects and counting the posted work requests
+     *                               apart; the object then stays open and usable; or if called from
      *                               within a call of this object that the close would wait for (e.g. a
      *                               context closed from its own async-event listener)
      */
