@@ -25,6 +25,8 @@ public final class CompletionChannel extends NativeResource {
     private final Arena arena = Arena.ofShared();
     private final EventVerbs.Scratch scratch = new EventVerbs.Scratch(arena);
     private final CopyOnWriteArrayList<CompletionQueue> queues = new CopyOnWriteArrayList<>();
+    /** The thread of the CompletionEngine that drives this channel's CQs, or null. */
+    private volatile Thread engine;
 
     CompletionChannel(Context context) throws VerbsException {
         super("CompletionChannel(" + context.device().name() + ")", context);
@@ -158,6 +160,26 @@ public final class CompletionChannel extends NativeResource {
         } catch (ArithmeticException tooLong) {
             return Long.MAX_VALUE;
         }
+    }
+
+    /** A CompletionEngine drives this channel's CQs: the channel is the engine's, not the application's. */
+    void drivenBy(Thread engineThread) {
+        engine = engineThread;
+    }
+
+    /**
+     * An engine's channel with no CQ left: nothing will ever arrive on it, and its context may close it (the
+     * engine opens a new one when it needs one for the context again).
+     */
+    boolean isIdleEngineChannel() {
+        return engine != null && childCount() == 0;
+    }
+
+    @Override
+    String label() {
+        Thread e = engine;
+        return description() + (e != null ? " of the CompletionEngine thread " + e.getName() : "") + " with "
+                + queues.size() + " CQ(s)";
     }
 
     void attach(CompletionQueue cq) {

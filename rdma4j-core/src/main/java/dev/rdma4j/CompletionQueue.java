@@ -38,14 +38,14 @@ public final class CompletionQueue extends NativeResource {
         MemorySegment cq;
         try {
             if (channel != null) {
-                channel.acquire(true); // the channel cannot close under its CQs
+                channel.addDependent(this); // the channel cannot close under its CQs
             }
             try {
                 cq = ResourceVerbs.createCq(context.handle(), minSize,
                         channel == null ? MemorySegment.NULL : channel.handle(), vector);
             } catch (VerbsException | RuntimeException e) {
                 if (channel != null) {
-                    channel.release(true);
+                    channel.removeDependent(this);
                 }
                 throw e;
             }
@@ -123,13 +123,15 @@ public final class CompletionQueue extends NativeResource {
                     continue; // its queue pair was destroyed: nothing waits for it
                 }
                 completions.buffer(i, null, 0);
-                long userWrId = owner.complete(WorkRequestIds.isRecv(id), WorkRequestIds.seq(id), completions, i);
+                boolean recv = WorkRequestIds.isRecv(id);
+                long userWrId = owner.complete(recv, WorkRequestIds.seq(id), completions, i);
                 if (kept != i) {
                     WcView.move(wcs, i, kept);
                     completions.moveBuffer(i, kept);
                 }
                 WcView.wrId(wcs, kept, userWrId);
                 completions.driver(kept, owner.driver());
+                completions.receive(kept, recv); // the C opcode of a failed completion is undefined
                 kept++;
             }
             completions.count(kept);
@@ -143,6 +145,15 @@ public final class CompletionQueue extends NativeResource {
     /** See {@code Access.drive(CompletionQueue, Thread)}. */
     void drive(Thread engineThread) {
         drivenBy = engineThread;
+        if (channel != null) {
+            channel.drivenBy(engineThread);
+        }
+    }
+
+    @Override
+    String label() {
+        return "CompletionQueue(" + context.device().name() + ", " + size + " entries"
+                + (drivenBy != null ? ", driven by the CompletionEngine thread " + drivenBy.getName() : "") + ")";
     }
 
     /**
@@ -286,7 +297,7 @@ public final class CompletionQueue extends NativeResource {
         } finally {
             if (channel != null) {
                 channel.detach(this);
-                channel.release(true);
+                channel.removeDependent(this);
             }
         }
     }

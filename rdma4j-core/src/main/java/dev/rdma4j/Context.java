@@ -11,7 +11,8 @@ import java.util.List;
 /**
  * An open RDMA device ({@code struct ibv_context}, from {@code ibv_open_device}): the root of every
  * other verbs object. Thread-safe. Close it last: closing is refused while objects created from it
- * are open.
+ * are open (the refusal names them), except the idle completion channels of a {@code CompletionEngine},
+ * which it closes itself, so the engine may be closed before or after its contexts.
  */
 public final class Context extends NativeResource {
     private final Device device;
@@ -297,6 +298,33 @@ public final class Context extends NativeResource {
             n++;
         }
         return n;
+    }
+
+    /**
+     * The natural try-with-resources order closes a {@code CompletionEngine} opened before this context after
+     * it: the engine's completion channel (a child of this context) is then still open, though idle once the
+     * CQs on it are closed. When such channels are all that is left, they are closed here, so this close
+     * succeeds; the engine's epoll set drops a closed fd by itself, and the engine opens a new channel if it
+     * is asked for a CQ of this context again (which a closed context refuses).
+     */
+    @Override
+    void closeOwnedIdleDependents() {
+        java.util.List<NativeResource> left = dependents();
+        if (left.isEmpty()) {
+            return;
+        }
+        for (NativeResource d : left) {
+            if (!(d instanceof CompletionChannel ch) || !ch.isIdleEngineChannel()) {
+                return; // something else is open: the close is refused, and the engine's channels stay
+            }
+        }
+        for (NativeResource d : left) {
+            try {
+                d.close();
+            } catch (IllegalStateException raced) {
+                // a CQ was created on it meanwhile: this close is refused, naming it
+            }
+        }
     }
 
     @Override

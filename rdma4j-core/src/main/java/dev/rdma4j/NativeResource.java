@@ -12,6 +12,13 @@ import java.util.concurrent.atomic.AtomicInteger;
  * is closed, and the {@code CLOSING} bit, set by the one {@code close()} that won, refuses new calls
  * while those in progress finish. A call in progress keeps the handle alive, so no native call can race
  * a destroy, and callers acquiring in a tight loop cannot starve a close.
+ *
+ * <p>A refused close names what still uses the object: the objects that depend on it (kept in a concurrent
+ * map per object, updated only when objects are created and closed) and, apart from them, the number of
+ * posted work requests pinning it (the rest of the counter, so posting stays free of allocation and locks).
+ * With the system property {@code dev.rdma4j.trackCreation=true} (as Netty's leak detector does, at the cost
+ * of a stack walk per object created), every object records where it was created; refused closes and leak
+ * reports then say it.
  */
 abstract class NativeResource implements AutoCloseable {
     private static final Cleaner CLEANER = Cleaner.create();
@@ -19,27 +26,41 @@ abstract class NativeResource implements AutoCloseable {
     /** Set while a close waits for the calls in progress: {@link #acquire} refuses. */
     private static final int CLOSING = 1 << 30;
 
+    /** How many dependents a refused close lists by name. */
+    private static final int NAMED = 10;
+    private static volatile boolean trackCreation = Boolean.getBoolean("dev.rdma4j.trackCreation");
+    private static final java.net.URL LIBRARY = location(NativeResource.class);
+
     private final String description;
     private final NativeResource parent;
     private final Leak leak;
     private final AtomicInteger children = new AtomicInteger();
+    /** The objects using this one (created from it, or a QP using a CQ, ...), with how many times each does. */
+    private final java.util.concurrent.ConcurrentHashMap<NativeResource, Integer> dependents =
+            new java.util.concurrent.ConcurrentHashMap<>();
+    /** Where this object was created (its caller's frames), or null when creation tracking is off. */
+    private final StackTraceElement[] createdAt;
     private volatile boolean closeWhenIdle;
 
     /** Shared with the cleaner, which must not reach the resource itself. */
     private static final class Leak implements Runnable {
         final AtomicInteger users = new AtomicInteger();
         final String description;
+        final StackTraceElement[] createdAt;
 
-        Leak(String description) {
+        Leak(String description, StackTraceElement[] createdAt) {
             this.description = description;
+            this.createdAt = createdAt;
         }
 
         @Override
         public void run() {
             if (users.get() != CLOSED) {
                 System.getLogger("dev.rdma4j").log(System.Logger.Level.WARNING,
-                        "LEAK: " + description + " was garbage-collected without close(); its native resources"
-                                + " stay allocated until the process exits");
+                        "LEAK: " + description + (createdAt != null ? " created at " + site(createdAt)
+                                : " (-Ddev.rdma4j.trackCreation=true says where it was created)")
+                                + " was garbage-collected without close(); its native resources stay allocated"
+                                + " until the process exits");
             }
         }
     }
@@ -47,11 +68,98 @@ abstract class NativeResource implements AutoCloseable {
     NativeResource(String description, NativeResource parent) {
         this.description = description;
         this.parent = parent;
-        this.leak = new Leak(description);
+        this.createdAt = trackCreation ? creationSite() : null;
+        this.leak = new Leak(description, createdAt);
         if (parent != null) {
-            parent.acquire(true);
+            parent.addDependent(this);
         }
         CLEANER.register(this, leak);
+    }
+
+    /**
+     * Whether objects created from now on record where they were created; initially the system property
+     * {@code dev.rdma4j.trackCreation}.
+     */
+    static boolean trackCreation() {
+        return trackCreation;
+    }
+
+    /** Turns creation tracking on or off for objects created from now on (tests; else the system property). */
+    static void trackCreation(boolean on) {
+        trackCreation = on;
+    }
+
+    /** The caller's frames: the stack without rdma4j's own frames and the constructors of its resources. */
+    private static StackTraceElement[] creationSite() {
+        return StackWalker.getInstance(StackWalker.Option.RETAIN_CLASS_REFERENCE).walk(frames -> frames
+                .dropWhile(NativeResource::isLibraryFrame)
+                .map(StackWalker.StackFrame::toStackTraceElement)
+                .toArray(StackTraceElement[]::new));
+    }
+
+    private static boolean isLibraryFrame(StackWalker.StackFrame f) {
+        Class<?> c = f.getDeclaringClass();
+        if (NativeResource.class.isAssignableFrom(c) && f.getMethodName().equals("<init>")) {
+            return true; // a resource's constructor, also a subclass of a user's or a test's
+        }
+        return LIBRARY != null && LIBRARY.equals(location(c));
+    }
+
+    private static java.net.URL location(Class<?> c) {
+        java.security.CodeSource cs = c.getProtectionDomain().getCodeSource();
+        return cs == null ? null : cs.getLocation();
+    }
+
+    /** The first caller frame, as {@code class.method(File.java:line)}. */
+    private static String site(StackTraceElement[] frames) {
+        if (frames.length == 0) {
+            return "(no caller frame)";
+        }
+        StackTraceElement e = frames[0];
+        return e.getClassName() + "." + e.getMethodName() + "(" + (e.getFileName() != null ? e.getFileName() + ":"
+                + e.getLineNumber() : "Unknown Source") + ")";
+    }
+
+    /** The stack trace of a creation site, attached to a refused close's exception (no stack of its own). */
+    private static final class CreationSite extends Throwable {
+        private static final long serialVersionUID = 1L;
+
+        CreationSite(String message, StackTraceElement[] frames) {
+            super(message, null, false, true);
+            setStackTrace(frames);
+        }
+    }
+
+    /**
+     * {@code user} depends on this object until {@link #removeDependent}: created from it, or built on it (a
+     * queue pair on its CQs and SRQ, a CQ on its channel). Counted like a child; named by a refused close.
+     *
+     * @throws IllegalStateException if closed or closing
+     */
+    final void addDependent(NativeResource user) {
+        acquire(true);
+        dependents.merge(user, 1, Integer::sum);
+    }
+
+    /** Ends a dependency {@link #addDependent} began. */
+    final void removeDependent(NativeResource user) {
+        dependents.computeIfPresent(user, (u, n) -> n == 1 ? null : n - 1);
+        release(true);
+    }
+
+    /** The objects depending on this one now (a snapshot). */
+    final java.util.List<NativeResource> dependents() {
+        return java.util.List.copyOf(dependents.keySet());
+    }
+
+    /** Dependents and posted work requests using this object now. */
+    final int childCount() {
+        return children.get();
+    }
+
+    /** How this object is named in messages about it; {@link #description()} plus what identifies it. */
+    String label() {
+        return description;
     }
 
     /** What this is, for messages: e.g. {@code "Context(rxe0)"}. */
@@ -138,13 +246,15 @@ abstract class NativeResource implements AutoCloseable {
      * for the calls in progress on other threads to return, then destroys.
      *
      * @throws IllegalStateException if children (objects created from this one, or posted work requests)
-     *                               still use it; the object then stays open and usable; or if called from
+     *                               still use it, naming the objects and counting the posted work requests
+     *                               apart; the object then stays open and usable; or if called from
      *                               within a call of this object that the close would wait for (e.g. a
      *                               context closed from its own async-event listener)
      */
     @Override
     public final void close() {
         refuseReentrantClose();
+        closeOwnedIdleDependents();
         AtomicInteger users = leak.users;
         int spins = 0;
         for (;;) { // announce the close: from here on acquire() refuses
@@ -181,14 +291,67 @@ abstract class NativeResource implements AutoCloseable {
             destroy();
         } finally {
             if (parent != null) {
-                parent.release(true);
+                parent.removeDependent(this);
             }
         }
     }
 
+    /**
+     * Names what keeps this object open: its dependents (with where each was created, when tracked) and, counted
+     * apart, the posted work requests pinning it.
+     */
     private IllegalStateException stillUsed(int kids) {
-        return new IllegalStateException("cannot close " + description + ": still used by " + kids
-                + " open object(s) or posted work request(s); close them (or let the work complete) first");
+        java.util.List<java.util.Map.Entry<NativeResource, Integer>> open = java.util.List.copyOf(dependents.entrySet());
+        int uses = 0;
+        for (var e : open) {
+            uses += e.getValue();
+        }
+        int pins = Math.max(0, kids - uses);
+        StringBuilder m = new StringBuilder("cannot close ").append(label()).append(": ");
+        java.util.List<CreationSite> sites = new java.util.ArrayList<>();
+        if (open.isEmpty() && pins == 0) { // they went meanwhile
+            m.append("still used by ").append(kids).append(" open object(s) or posted work request(s)");
+        }
+        if (!open.isEmpty()) {
+            m.append("still used by ").append(open.size()).append(" open object(s): ");
+            boolean tracked = false;
+            for (int k = 0; k < open.size() && k < NAMED; k++) {
+                NativeResource d = open.get(k).getKey();
+                m.append(k > 0 ? ", " : "").append(d.label());
+                if (d.createdAt != null) {
+                    tracked = true;
+                    m.append(" created at ").append(site(d.createdAt));
+                    sites.add(new CreationSite(d.label() + " was created here", d.createdAt));
+                }
+            }
+            if (open.size() > NAMED) {
+                m.append(", and ").append(open.size() - NAMED).append(" more");
+            }
+            m.append(tracked ? "" : " (run with -Ddev.rdma4j.trackCreation=true to see where each was created)");
+        }
+        if (pins > 0) {
+            m.append(open.isEmpty() ? "" : "; and ").append("pinned by ").append(pins)
+                    .append(" posted work request(s) that have not completed");
+        }
+        if (open.isEmpty() && pins == 0) {
+            m.append("; close them (or let the work complete) first");
+        } else if (pins == 0) {
+            m.append("; close them first");
+        } else if (open.isEmpty()) {
+            m.append("; poll their completions (or reset or close their queue pair) first");
+        } else {
+            m.append("; close them, and poll the completions (or reset or close the queue pair) first");
+        }
+        IllegalStateException e = new IllegalStateException(m.toString());
+        sites.forEach(e::addSuppressed);
+        return e;
+    }
+
+    /**
+     * Before a close: closes dependents this object may close on its owner's behalf, when nothing else keeps it
+     * open (a context closes the idle completion channels of an engine). None by default.
+     */
+    void closeOwnedIdleDependents() {
     }
 
     /** Spins briefly, then yields, then parks: a verb in progress takes microseconds, rarely more. */
@@ -210,7 +373,7 @@ abstract class NativeResource implements AutoCloseable {
     final void abandon() {
         leak.users.set(CLOSED);
         if (parent != null) {
-            parent.release(true);
+            parent.removeDependent(this);
         }
     }
 

@@ -116,19 +116,19 @@ public final class QueuePair extends NativeResource {
         MemorySegment qp;
         QpCapabilities caps;
         try {
-            sendCq.acquire(true);
+            sendCq.addDependent(this);
             try {
-                recvCq.acquire(true);
+                recvCq.addDependent(this);
                 if (b.srq != null) {
                     try {
-                        b.srq.acquire(true); // an SRQ cannot be destroyed while QPs are attached
+                        b.srq.addDependent(this); // an SRQ cannot be destroyed while QPs are attached
                     } catch (RuntimeException e) {
-                        recvCq.release(true);
+                        recvCq.removeDependent(this);
                         throw e;
                     }
                 }
             } catch (RuntimeException e) {
-                sendCq.release(true);
+                sendCq.removeDependent(this);
                 throw e;
             }
             try (Arena a = Arena.ofConfined()) {
@@ -152,10 +152,10 @@ public final class QueuePair extends NativeResource {
                         (int) Codec.get(init, l, "cap.max_recv_wr"), (int) Codec.get(init, l, "cap.max_send_sge"),
                         (int) Codec.get(init, l, "cap.max_recv_sge"), (int) Codec.get(init, l, "cap.max_inline_data"));
             } catch (VerbsException | RuntimeException e) {
-                sendCq.release(true);
-                recvCq.release(true);
+                sendCq.removeDependent(this);
+                recvCq.removeDependent(this);
                 if (b.srq != null) {
-                    b.srq.release(true);
+                    b.srq.removeDependent(this);
                 }
                 throw e;
             }
@@ -174,7 +174,7 @@ public final class QueuePair extends NativeResource {
         this.postRecvFn = DataPath.op(context.handle(), "post_recv");
         this.sendRing = new WorkRing(caps.maxSendWr(), caps.maxSendSge() + 1);
         this.recvRing = new WorkRing(caps.maxRecvWr(), Math.max(1, caps.maxRecvSge()));
-        this.oneSend = new SendBatch(1, Math.max(1, caps.maxSendSge()));
+        this.oneSend = new SendBatch(1, Math.max(1, caps.maxSendSge()), Math.min(caps.maxInlineData(), 1 << 20));
         this.oneRecv = new ReceiveBatch(1, Math.max(1, caps.maxRecvSge()));
         this.token = WorkRequestIds.register(t -> completions);
         context.register(qp.address(), this);
@@ -724,6 +724,31 @@ public final class QueuePair extends NativeResource {
     }
 
     /**
+     * Posts one signaled inline send ({@code IBV_WR_SEND} with {@code IBV_SEND_INLINE}) of {@code data}, which
+     * may be any memory, registered or not (a heap array through {@code MemorySegment.ofArray}): the bytes are
+     * copied before this returns and the provider ignores the lkey of inline data. A shortcut for a one-request
+     * {@link SendBatch#sendInline}; allocation-free.
+     *
+     * @param wrId returned in the completion
+     * @param data the bytes, at most {@code capabilities().maxInlineData()} ({@code cap.max_inline_data})
+     * @throws VerbsException           if the verb refuses
+     * @throws IllegalArgumentException if {@code data} is longer than the QP's {@code cap.max_inline_data}
+     */
+    public void postSendInline(long wrId, MemorySegment data) throws VerbsException {
+        if (data.byteSize() > capabilities.maxInlineData()) {
+            throw new IllegalArgumentException(description() + " #" + qpNumber + ": " + data.byteSize()
+                    + " bytes of inline data, the QP's cap.max_inline_data is " + capabilities.maxInlineData()
+                    + " (QueuePair.Builder.maxInlineData)");
+        }
+        sendLock.lock();
+        try {
+            post(oneSend.clear().sendInline(wrId, data));
+        } finally {
+            sendLock.unlock();
+        }
+    }
+
+    /**
      * Posts one receive into a region range; a shortcut for a one-request {@link ReceiveBatch}.
      *
      * @param wrId   returned in the completion
@@ -831,10 +856,10 @@ public final class QueuePair extends NativeResource {
             oneSend.close();
             oneRecv.close();
             arena.close();
-            sendCq.release(true);
-            recvCq.release(true);
+            sendCq.removeDependent(this);
+            recvCq.removeDependent(this);
             if (srq != null) {
-                srq.release(true);
+                srq.removeDependent(this);
             }
             var d = driver;
             if (d != null) {
@@ -864,6 +889,11 @@ public final class QueuePair extends NativeResource {
     @Override
     public String toString() {
         return description() + " #" + qpNumber + " " + state + (isClosed() ? " (closed)" : "");
+    }
+
+    @Override
+    String label() {
+        return description() + " #" + qpNumber;
     }
 
     /** Builds a {@link QueuePair}; every value has a default. */

@@ -26,8 +26,16 @@ abstract sealed class RequestBatch implements AutoCloseable permits SendBatch, R
     final long[] firstOffsets;
     int count;
     int failedIndex = -1;
+    /** Native memory the batch owns for request i's copied data: {@code ownBytes} bytes at {@code i * ownBytes}. */
+    final MemorySegment own;
+    final long ownBytes;
 
     RequestBatch(int capacity, int maxSge, int extraRefs, long wrSize) {
+        this(capacity, maxSge, extraRefs, wrSize, 0);
+    }
+
+    /** With {@code ownBytes} bytes of native memory per request for data the batch copies (inline sends). */
+    RequestBatch(int capacity, int maxSge, int extraRefs, long wrSize, long ownBytes) {
         if (capacity < 1 || maxSge < 0) {
             throw new IllegalArgumentException("a batch needs capacity >= 1 and maxSge >= 0: " + capacity + ", "
                     + maxSge);
@@ -44,16 +52,13 @@ abstract sealed class RequestBatch implements AutoCloseable permits SendBatch, R
         this.refCounts = new int[capacity];
         this.firstRegions = new MemoryRegion[capacity];
         this.firstOffsets = new long[capacity];
+        this.ownBytes = ownBytes;
+        this.own = ownBytes == 0 ? MemorySegment.NULL : arena.allocate(ownBytes * capacity, 8);
     }
 
     /** Starts request number {@code count}; the subclass encodes it. */
     final int begin(long wrId) {
-        if (closed.get()) {
-            throw new IllegalStateException("batch is closed");
-        }
-        if (count == capacity) {
-            throw new IllegalStateException("batch is full (" + capacity + " requests); post it or clear() it");
-        }
+        ensureRoom();
         int i = count++;
         wrIds[i] = wrId;
         sgeCounts[i] = 0;
@@ -65,6 +70,16 @@ abstract sealed class RequestBatch implements AutoCloseable permits SendBatch, R
         firstRegions[i] = null;
         failedIndex = -1;
         return i;
+    }
+
+    /** @throws IllegalStateException if the batch is closed or full */
+    final void ensureRoom() {
+        if (closed.get()) {
+            throw new IllegalStateException("batch is closed");
+        }
+        if (count == capacity) {
+            throw new IllegalStateException("batch is full (" + capacity + " requests); post it or clear() it");
+        }
     }
 
     /** Adds a scatter/gather entry to request {@code i}; returns the SGE's index in {@link #sges}. */
@@ -84,6 +99,20 @@ abstract sealed class RequestBatch implements AutoCloseable permits SendBatch, R
         dev.rdma4j.internal.ffi.WrView.sge(sges, s, region.address() + offset, length, region.lkey());
         bytes[i] += length;
         addRef(i, region);
+        return s;
+    }
+
+    /**
+     * Adds a scatter/gather entry of memory the batch itself owns (inline data staged at encode time): no
+     * region, no lkey (the provider ignores it for {@code IBV_SEND_INLINE}), nothing pinned.
+     */
+    final int addOwnSge(int i, long address, int length) {
+        if (sgeCounts[i] == maxSge) {
+            throw new IllegalArgumentException("this batch allows " + maxSge + " scatter/gather entries per request");
+        }
+        int s = i * maxSge + sgeCounts[i]++;
+        dev.rdma4j.internal.ffi.WrView.sge(sges, s, address, length, 0);
+        bytes[i] += length;
         return s;
     }
 

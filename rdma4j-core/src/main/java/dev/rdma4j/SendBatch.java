@@ -25,8 +25,29 @@ public final class SendBatch extends RequestBatch {
      * @param maxSge   the most scatter/gather entries per request
      */
     public SendBatch(int capacity, int maxSge) {
-        super(capacity, maxSge, 1, WrView.SEND_SIZE);
+        this(capacity, maxSge, 0);
+    }
+
+    /**
+     * Allocates a batch with room for inline data: each request can carry up to {@code maxInlineData} bytes
+     * copied from any {@link java.lang.foreign.MemorySegment} ({@link #sendInline}, {@link #writeInline}), registered or not.
+     * Give it the queue pair's {@code cap.max_inline_data} ({@code qp.capabilities().maxInlineData()}).
+     *
+     * @param capacity      the most requests one post carries
+     * @param maxSge        the most scatter/gather entries per request, at least 1 for inline requests
+     * @param maxInlineData bytes of inline room per request (native memory the batch owns; 0 for none)
+     * @throws IllegalArgumentException if a value is negative, or the inline room is above 1 MiB
+     */
+    public SendBatch(int capacity, int maxSge, int maxInlineData) {
+        super(capacity, maxSge, 1, WrView.SEND_SIZE, checkInline(maxInlineData));
         this.addressed = new boolean[capacity];
+    }
+
+    private static int checkInline(int maxInlineData) {
+        if (maxInlineData < 0 || maxInlineData > 1 << 20) {
+            throw new IllegalArgumentException("inline room per request must be in 0..1 MiB: " + maxInlineData);
+        }
+        return maxInlineData;
     }
 
     /** Whether request i carries an address handle ({@link #sendTo}), which UD sends need and only they take. */
@@ -110,6 +131,78 @@ public final class SendBatch extends RequestBatch {
         addressed[i] = true;
         addRef(i, ah);
         return local(i, region, offset, length);
+    }
+
+    /**
+     * An inline send ({@code IBV_WR_SEND} with {@code IBV_SEND_INLINE}) of {@code data}, which may be any memory:
+     * a heap array ({@code MemorySegment.ofArray}), a slice of a confined arena, a region. The bytes are copied
+     * into the batch now, and the provider copies them into the send queue at post time, ignoring the lkey, as
+     * C allows for inline requests; so nothing is registered or pinned and {@code data} is free again as soon as
+     * this returns. The queue pair refuses the post ({@code EINVAL}) when the request has more bytes than its
+     * {@code cap.max_inline_data}. Allocation-free.
+     *
+     * @param wrId returned in the completion
+     * @param data the bytes to send
+     * @return this
+     * @throws IllegalArgumentException if {@code data} is longer than the batch's inline room (the
+     *                                  {@code maxInlineData} it was created with; none without it)
+     * @throws IllegalStateException    if the batch is full or closed, or {@code data}'s arena is closed
+     */
+    public SendBatch sendInline(long wrId, java.lang.foreign.MemorySegment data) {
+        int length = stage(data);
+        return inline(start(wrId, WrView.WR_SEND, 0), length);
+    }
+
+    /**
+     * An inline RDMA write ({@code IBV_WR_RDMA_WRITE} with {@code IBV_SEND_INLINE}) of {@code data}, which may be
+     * any memory: copied as in {@link #sendInline}, nothing registered or pinned.
+     *
+     * @param wrId         returned in the completion
+     * @param data         the bytes to write
+     * @param remote       the peer's region
+     * @param remoteOffset offset in it (bounds-checked against its length)
+     * @return this
+     * @throws IllegalArgumentException  if {@code data} is longer than the batch's inline room
+     * @throws IndexOutOfBoundsException if the bytes do not fit the remote region there
+     */
+    public SendBatch writeInline(long wrId, java.lang.foreign.MemorySegment data, RemoteRegion remote,
+            long remoteOffset) {
+        long target = remoteAddress(remote, remoteOffset, data.byteSize());
+        int length = stage(data);
+        int i = start(wrId, WrView.WR_RDMA_WRITE, 0);
+        WrView.rdma(wrs, i, target, remote.rkey());
+        return inline(i, length);
+    }
+
+    /** Checks and copies {@code data} into the inline room of the next request, before it is begun. */
+    private int stage(java.lang.foreign.MemorySegment data) {
+        long length = data.byteSize();
+        if (maxSge == 0) {
+            throw new IllegalArgumentException("an inline request needs a scatter/gather entry: this batch has maxSge 0");
+        }
+        if (length > ownBytes) {
+            throw new IllegalArgumentException(ownBytes == 0
+                    ? "this batch has no inline room: create it with new SendBatch(capacity, maxSge, maxInlineData)"
+                    : length + " bytes of inline data do not fit the batch's inline room of " + ownBytes
+                            + " bytes per request (the QP's cap.max_inline_data bounds it at post time)");
+        }
+        ensureRoom();
+        java.lang.foreign.MemorySegment.copy(data, 0, own, count * ownBytes, length); // the request begun next
+        return (int) length;
+    }
+
+    private SendBatch inline(int i, int length) {
+        addOwnSge(i, own.address() + i * ownBytes, length);
+        WrView.sendNumSge(wrs, i, sgeCounts[i]);
+        WrView.sendFlags(wrs, i, WrView.sendFlags(wrs, i) | SEND_INLINE);
+        return this;
+    }
+
+    /** The bytes request i's first scatter/gather entry points at, when they are the batch's own (tests). */
+    byte[] inlineBytes(int i) {
+        int s = i * maxSge;
+        long offset = WrView.sgeAddr(sges, s) - own.address();
+        return own.asSlice(offset, WrView.sgeLength(sges, s)).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE);
     }
 
     /**
@@ -254,7 +347,8 @@ public final class SendBatch extends RequestBatch {
 
     /**
      * Sends the last request's data inline ({@code IBV_SEND_INLINE}): copied at post time, so the
-     * buffer is free again at once; at most the QP's {@code max_inline_data} bytes.
+     * buffer is free again at once; at most the QP's {@code max_inline_data} bytes. For data that is not in a
+     * registered region, use {@link #sendInline} or {@link #writeInline}.
      *
      * @return this
      */

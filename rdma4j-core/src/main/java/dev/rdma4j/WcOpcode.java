@@ -22,7 +22,10 @@ public enum WcOpcode {
     RECV(128),
     /** {@code IBV_WC_RECV_RDMA_WITH_IMM}: a receive consumed by an RDMA write with immediate. */
     RECV_RDMA_WITH_IMM(129),
-    /** A value this version of rdma4j does not know (also the opcode of most failed completions). */
+    /**
+     * A value this version of rdma4j does not know; also what {@link WorkCompletions#opcode(int)} gives for a failed
+     * send-queue request whose (undefined) C opcode names a receive.
+     */
     UNKNOWN(-1);
 
     private final int code;
@@ -63,7 +66,9 @@ public enum WcOpcode {
     }
 
     /**
-     * Whether this completes a receive.
+     * Whether this completes a receive. An opcode from {@link WorkCompletions#opcode(int)} or
+     * {@link WorkCompletion#opcode()} answers right for failed completions too (rdma4j knows each request's
+     * direction); a raw C value of a failed completion would not.
      *
      * @return {@code true} for {@code RECV} and {@code RECV_RDMA_WITH_IMM}
      */

@@ -6,7 +6,8 @@ package dev.rdma4j;
  *
  * @param wrId            the caller's wr_id of the request
  * @param status          success or the typed failure
- * @param opcode          what completed (valid for successful completions)
+ * @param opcode          what completed ({@code ibv_wc.opcode}); undefined in C for a failed completion, where
+ *                        rdma4j gives {@link WcOpcode#RECV} for a receive (see {@link WorkCompletions#opcode(int)})
  * @param byteLength      bytes received (receives) or read/fetched
  * @param immediateData   the immediate data in host order, valid when {@code hasImmediate}
  * @param hasImmediate    {@code IBV_WC_WITH_IMM}
@@ -18,10 +19,39 @@ package dev.rdma4j;
  * @param serviceLevel    {@code sl}
  * @param vendorError     {@code vendor_err}
  * @param buffer          for a successful receive, the received bytes in the posted buffer (a view); else null
+ * @param isReceive       whether the request was a receive (of a queue pair's receive queue or of a shared
+ *                        receive queue), failed ones included: known from rdma4j's own wr_id, not from the
+ *                        opcode
  */
 public record WorkCompletion(long wrId, WcStatus status, WcOpcode opcode, int byteLength, int immediateData,
         boolean hasImmediate, int qpNumber, int sourceQp, int flags, int pkeyIndex, int slid, int serviceLevel,
-        int vendorError, java.lang.foreign.MemorySegment buffer) {
+        int vendorError, java.lang.foreign.MemorySegment buffer, boolean isReceive) {
+
+    /**
+     * A copy whose direction is taken from {@code opcode} (right for successful completions only: the C opcode of a
+     * failed one is undefined). Kept for code written before {@code isReceive} was a component.
+     *
+     * @param wrId          the caller's wr_id
+     * @param status        the status
+     * @param opcode        the opcode
+     * @param byteLength    {@code byte_len}
+     * @param immediateData {@code imm_data} in host order
+     * @param hasImmediate  {@code IBV_WC_WITH_IMM}
+     * @param qpNumber      {@code qp_num}
+     * @param sourceQp      {@code src_qp}
+     * @param flags         {@code wc_flags}
+     * @param pkeyIndex     {@code pkey_index}
+     * @param slid          {@code slid}
+     * @param serviceLevel  {@code sl}
+     * @param vendorError   {@code vendor_err}
+     * @param buffer        the received bytes, or null
+     */
+    public WorkCompletion(long wrId, WcStatus status, WcOpcode opcode, int byteLength, int immediateData,
+            boolean hasImmediate, int qpNumber, int sourceQp, int flags, int pkeyIndex, int slid, int serviceLevel,
+            int vendorError, java.lang.foreign.MemorySegment buffer) {
+        this(wrId, status, opcode, byteLength, immediateData, hasImmediate, qpNumber, sourceQp, flags, pkeyIndex, slid,
+                serviceLevel, vendorError, buffer, opcode.isReceive());
+    }
 
     /**
      * Whether the request succeeded.

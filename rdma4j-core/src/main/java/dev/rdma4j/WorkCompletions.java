@@ -9,6 +9,11 @@ import java.util.Objects;
  * A reusable batch of work completions: native {@code struct ibv_wc} entries that
  * {@link CompletionQueue#poll(WorkCompletions)} fills and that the accessors read in place, so
  * polling allocates nothing. Not thread-safe: one poller owns one batch.
+ *
+ * <p>The direction of each completion ({@link #isReceive(int)}) comes from rdma4j's own book-keeping (the
+ * native wr_id of every request records whether it was posted as a receive), not from the C
+ * {@code ibv_wc.opcode}, which is undefined when {@code status} is not {@code IBV_WC_SUCCESS} (rxe reports
+ * {@code IBV_WC_SEND} for a flushed receive).
  */
 public final class WorkCompletions implements AutoCloseable {
     /** {@code IBV_WC_GRH}: a UD receive whose first 40 bytes hold a GRH. */
@@ -23,6 +28,7 @@ public final class WorkCompletions implements AutoCloseable {
     private final MemoryRegion[] regions;
     private final long[] offsets;
     private final dev.rdma4j.internal.Access.QpDriver[] drivers;
+    private final boolean[] receives;
 
     /**
      * Allocates room for {@code capacity} completions.
@@ -38,6 +44,12 @@ public final class WorkCompletions implements AutoCloseable {
         this.regions = new MemoryRegion[capacity];
         this.offsets = new long[capacity];
         this.drivers = new dev.rdma4j.internal.Access.QpDriver[capacity];
+        this.receives = new boolean[capacity];
+    }
+
+    /** Completion {@code i} is of a request posted as a receive (the receive bit of rdma4j's wr_id). */
+    void receive(int i, boolean receive) {
+        receives[i] = receive;
     }
 
     void driver(int i, dev.rdma4j.internal.Access.QpDriver driver) {
@@ -157,13 +169,38 @@ public final class WorkCompletions implements AutoCloseable {
     }
 
     /**
-     * The opcode of completion {@code i} (defined for successful completions only, as in C).
+     * Whether completion {@code i} completes a receive (posted to a queue pair's receive queue or to a shared
+     * receive queue), failed ones included. Known from rdma4j's own wr_id, not from the C opcode, which is
+     * undefined for a failed completion.
+     *
+     * @param i index below {@link #count()}
+     * @return {@code true} for receives, {@code false} for send-queue requests
+     */
+    public boolean isReceive(int i) {
+        return receives[check(i)];
+    }
+
+    /**
+     * The opcode of completion {@code i} ({@code ibv_wc.opcode}). In C it is defined for successful
+     * completions only; for a failed one rdma4j reports {@link WcOpcode#RECV} for a receive (unless the
+     * provider gave a receive opcode) and, for a send-queue request, the provider's value if it is not a
+     * receive opcode, else {@link WcOpcode#UNKNOWN}; so {@code opcode(i).isReceive() == isReceive(i)} always
+     * holds. Do not rely on the exact opcode of a failed send.
      *
      * @param i index below {@link #count()}
      * @return the opcode
      */
     public WcOpcode opcode(int i) {
-        return WcOpcode.of(WcView.opcode(wcs, check(i)));
+        check(i);
+        return opcodeOf(WcOpcode.of(WcView.opcode(wcs, i)), receives[i]);
+    }
+
+    /** The C opcode, replaced when it contradicts the direction rdma4j knows (an undefined value of a failure). */
+    static WcOpcode opcodeOf(WcOpcode c, boolean receive) {
+        if (c.isReceive() == receive) {
+            return c;
+        }
+        return receive ? WcOpcode.RECV : WcOpcode.UNKNOWN;
     }
 
     /**
@@ -254,11 +291,11 @@ public final class WorkCompletions implements AutoCloseable {
      */
     public WorkCompletion get(int i) {
         check(i);
-        return new WorkCompletion(WcView.wrId(wcs, i), WcStatus.of(WcView.status(wcs, i)),
-                WcOpcode.of(WcView.opcode(wcs, i)), WcView.byteLen(wcs, i), WcView.immData(wcs, i),
+        return new WorkCompletion(WcView.wrId(wcs, i), WcStatus.of(WcView.status(wcs, i)), opcode(i),
+                WcView.byteLen(wcs, i), WcView.immData(wcs, i),
                 (WcView.wcFlags(wcs, i) & FLAG_WITH_IMM) != 0, WcView.qpNum(wcs, i), WcView.srcQp(wcs, i),
                 WcView.wcFlags(wcs, i), WcView.pkeyIndex(wcs, i), WcView.slid(wcs, i), WcView.sl(wcs, i),
-                WcView.vendorErr(wcs, i), WcView.status(wcs, i) == 0 ? buffer(i) : null);
+                WcView.vendorErr(wcs, i), WcView.status(wcs, i) == 0 ? buffer(i) : null, receives[i]);
     }
 
     /** Frees the native entries. */

@@ -149,4 +149,93 @@ class NativeResourceTest {
         parent.close();
         assertThat(parent.destroyed).hasValue(1);
     }
+
+    /** Issue 10, item 5: a refused close names what still uses the object, not just how many. */
+    @Test
+    void aRefusedCloseNamesTheOpenChildren() {
+        Fake parent = new Fake("Fake(parent)", null);
+        Fake pd = new Fake("Fake(pd)", parent);
+        Fake cq = new Fake("Fake(cq)", parent);
+        assertThatThrownBy(parent::close).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("cannot close Fake(parent)")
+                .hasMessageContaining("still used by 2 open object(s)")
+                .hasMessageContaining("Fake(pd)").hasMessageContaining("Fake(cq)")
+                .hasMessageNotContaining("posted work request");
+        cq.close();
+        assertThatThrownBy(parent::close).hasMessageContaining("still used by 1 open object(s): Fake(pd)")
+                .hasMessageNotContaining("Fake(cq)");
+        pd.close();
+        parent.close();
+        assertThat(parent.destroyed).hasValue(1);
+    }
+
+    /** Posted work requests pin a region through the same counter; they are counted apart from open objects. */
+    @Test
+    void postedWorkRequestsAreCountedApartFromOpenObjects() {
+        Fake region = new Fake("Fake(region)", null);
+        for (int i = 0; i < 3; i++) {
+            region.acquire(true); // what WorkRing.pin does for each posted request using the region
+        }
+        assertThatThrownBy(region::close).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("cannot close Fake(region)")
+                .hasMessageContaining("pinned by 3 posted work request(s)")
+                .hasMessageNotContaining("open object");
+        Fake child = new Fake("Fake(child)", region);
+        assertThatThrownBy(region::close).hasMessageContaining("still used by 1 open object(s): Fake(child)")
+                .hasMessageContaining("pinned by 3 posted work request(s)");
+        child.close();
+        for (int i = 0; i < 3; i++) {
+            region.release(true);
+        }
+        region.close();
+        assertThat(region.destroyed).hasValue(1);
+    }
+
+    /** With creation tracking on (-Ddev.rdma4j.trackCreation=true), the message says where each child was made. */
+    @Test
+    void creationTrackingSaysWhereEachChildWasCreated() {
+        boolean was = NativeResource.trackCreation();
+        NativeResource.trackCreation(true);
+        Fake parent;
+        Fake child;
+        try {
+            parent = new Fake("Fake(parent)", null);
+            child = makeChild(parent);
+        } finally {
+            NativeResource.trackCreation(was);
+        }
+        assertThatThrownBy(parent::close).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("Fake(child) created at dev.rdma4j.NativeResourceTest.makeChild(NativeResourceTest.java:")
+                .satisfies(e -> {
+                    assertThat(e.getSuppressed()).hasSize(1);
+                    assertThat(e.getSuppressed()[0]).hasMessageContaining("Fake(child) was created here");
+                    assertThat(e.getSuppressed()[0].getStackTrace()[0].getMethodName()).isEqualTo("makeChild");
+                });
+        child.close();
+        parent.close();
+        // without tracking, the message says how to turn it on
+        Fake p2 = new Fake("Fake(p2)", null);
+        Fake c2 = new Fake("Fake(c2)", p2);
+        assertThatThrownBy(p2::close).hasMessageContaining("-Ddev.rdma4j.trackCreation=true");
+        c2.close();
+        p2.close();
+    }
+
+    private static Fake makeChild(Fake parent) {
+        return new Fake("Fake(child)", parent);
+    }
+
+    /** A long list of children is cut short, with the number left out. */
+    @Test
+    void manyChildrenAreListedUpToALimit() {
+        Fake parent = new Fake("Fake(parent)", null);
+        List<Fake> kids = new ArrayList<>();
+        for (int i = 0; i < 25; i++) {
+            kids.add(new Fake("Fake(kid" + i + ")", parent));
+        }
+        assertThatThrownBy(parent::close).hasMessageContaining("still used by 25 open object(s)")
+                .hasMessageContaining("and 15 more");
+        kids.forEach(Fake::close);
+        parent.close();
+    }
 }

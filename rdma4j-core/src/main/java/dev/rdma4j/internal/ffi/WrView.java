@@ -145,6 +145,14 @@ public final class WrView {
         wrs.set(ValueLayout.JAVA_INT, i * RECV_SIZE + R_NUM_SGE, n);
     }
 
+    public static long sgeAddr(MemorySegment sges, int i) {
+        return sges.get(ValueLayout.JAVA_LONG, i * SGE_SIZE + SGE_ADDR);
+    }
+
+    public static int sgeLength(MemorySegment sges, int i) {
+        return sges.get(ValueLayout.JAVA_INT, i * SGE_SIZE + SGE_LENGTH);
+    }
+
     public static void sge(MemorySegment sges, int i, long addr, int length, int lkey) {
         long b = i * SGE_SIZE;
         sges.set(ValueLayout.JAVA_LONG, b + SGE_ADDR, addr);
