@@ -68,7 +68,7 @@ public final class AsyncQueuePair implements AutoCloseable {
         this.pending = new PendingRequests(caps.maxSendWr() + caps.maxRecvWr());
         this.sendRoom = new Semaphore(caps.maxSendWr());
         this.recvRoom = new Semaphore(caps.maxRecvWr());
-        this.send = new SendBatch(1, Math.max(1, caps.maxSendSge()));
+        this.send = new SendBatch(1, Math.max(1, caps.maxSendSge()), caps.maxInlineData());
         this.recv = new ReceiveBatch(1, Math.max(1, caps.maxRecvSge()));
         ACCESS.drive(qp, driver); // from now on only this wrapper posts on the QP
     }
@@ -128,6 +128,43 @@ public final class AsyncQueuePair implements AutoCloseable {
             int immediate) {
         return postSend("send with immediate", NOW_OR_FAIL, (b, id) -> b.sendWithImmediate(id, region, offset, length,
                 immediate));
+    }
+
+    /**
+     * Inline send ({@code IBV_WR_SEND} with {@code IBV_SEND_INLINE}): the bytes are copied into the request
+     * now, so {@code data} may be any memory (heap included) and is free to reuse when this returns; nothing
+     * is registered or pinned.
+     *
+     * @param data at most the QP's {@code max_inline_data} bytes
+     * @return the future completion
+     * @throws IllegalArgumentException if {@code data} is longer than the QP's inline limit
+     */
+    public CompletableFuture<WorkCompletion> sendInlineAsync(java.lang.foreign.MemorySegment data) {
+        checkInline(data);
+        return postSend("inline send", NOW_OR_FAIL, (b, id) -> b.sendInline(id, data));
+    }
+
+    /**
+     * Inline RDMA write ({@code IBV_WR_RDMA_WRITE} with {@code IBV_SEND_INLINE}); see {@link #sendInlineAsync}.
+     *
+     * @param data         at most the QP's {@code max_inline_data} bytes, copied now
+     * @param remote       the peer's region
+     * @param remoteOffset offset in it
+     * @return the future completion
+     * @throws IllegalArgumentException if {@code data} is longer than the QP's inline limit
+     */
+    public CompletableFuture<WorkCompletion> writeInlineAsync(java.lang.foreign.MemorySegment data,
+            RemoteRegion remote, long remoteOffset) {
+        checkInline(data);
+        return postSend("inline RDMA write", NOW_OR_FAIL, (b, id) -> b.writeInline(id, data, remote, remoteOffset));
+    }
+
+    private void checkInline(java.lang.foreign.MemorySegment data) {
+        int max = qp.capabilities().maxInlineData();
+        if (data.byteSize() > max) {
+            throw new IllegalArgumentException(data.byteSize() + " bytes cannot go inline on " + qp + ", which takes"
+                    + " at most " + max + " (QueuePair.Builder.maxInlineData)");
+        }
     }
 
     /**

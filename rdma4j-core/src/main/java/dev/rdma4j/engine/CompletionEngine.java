@@ -294,8 +294,12 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
         CompletionChannel ch = channels.get(ctx);
         if (ch == null || ch.isClosed()) {
             CompletionChannel created = ctx.createCompletionChannel();
+            CompletionChannel stale = ch; // closed by its context while idle: the kernel dropped its fd already
             try {
                 call(() -> {
+                    if (stale != null) {
+                        sources.values().remove(stale);
+                    }
                     long id = nextSource++;
                     sources.put(id, created);
                     int rc = Libc.epollCtl(epfd, Libc.EPOLL_CTL_ADD, created.fd(), Libc.EPOLLIN | Libc.EPOLLET, id,
@@ -644,7 +648,10 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
             CompletionQueue cq;
             try {
                 cq = ch.nextEvent();
-            } catch (VerbsException | IllegalStateException e) {
+            } catch (IllegalStateException closed) { // its context closed it (idle): the kernel dropped the fd
+                sources.values().remove(ch);
+                return;
+            } catch (VerbsException e) {
                 return;
             }
             if (cq == null) {

@@ -83,4 +83,35 @@ class AsyncChainDeviceTest {
             assertThat(p.a.sendRoom()).isEqualTo(capacity);
         }
     }
+
+    /** Inline sends and writes through the engine: from heap memory, nothing registered or pinned. */
+    @Test
+    void inlineSendAndWriteTakeAnyMemory() throws Exception {
+        try (EnginePair p = new EnginePair(PollingMode.EVENT, 8)) {
+            dev.rdma4j.QueuePair qa = dev.rdma4j.QueuePair.builder(p.pd, dev.rdma4j.QpType.RC).completionQueue(p.cqA)
+                    .capacity(8, 8).maxInlineData(64).build();
+            dev.rdma4j.QueuePair qb = dev.rdma4j.QueuePair.builder(p.pd, dev.rdma4j.QpType.RC).completionQueue(p.cqB)
+                    .capacity(8, 8).build();
+            CompletionRoutingDeviceTest.reconnect(qa, qb);
+            AsyncQueuePair a = p.engine.wrap(qa);
+            AsyncQueuePair b = p.engine.wrap(qb);
+            try {
+                int max = qa.capabilities().maxInlineData();
+                assertThat(max).isGreaterThanOrEqualTo(64);
+                java.lang.foreign.MemorySegment heap = java.lang.foreign.MemorySegment.ofArray(
+                        "inline from the heap".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+                CompletableFuture<WorkCompletion> r = b.receiveAsync(p.memB, 0, 64);
+                a.sendInlineAsync(heap).get(T, TimeUnit.SECONDS);
+                assertThat(r.get(T, TimeUnit.SECONDS).byteLength()).isEqualTo((int) heap.byteSize());
+                assertThat(p.memB.segment().asSlice(0, heap.byteSize()).mismatch(heap)).isEqualTo(-1);
+                a.writeInlineAsync(heap, p.memB.remote(), 256).get(T, TimeUnit.SECONDS);
+                assertThat(p.memB.segment().asSlice(256, heap.byteSize()).mismatch(heap)).isEqualTo(-1);
+                assertThatThrownBy(() -> a.sendInlineAsync(java.lang.foreign.MemorySegment.ofArray(new byte[max + 1])))
+                        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("inline");
+            } finally {
+                a.close();
+                b.close();
+            }
+        }
+    }
 }
