@@ -11,11 +11,29 @@ import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * A connected rdma_cm id with its ready {@link QueuePair} (RTS). Both sides see a disconnect by either
  * one in {@link #disconnected()}. Close it before the PD/CQs its queue pair uses.
+ *
+ * <p><b>Who owns the queue pair.</b> The connection does: {@link #close()} closes its queue pair
+ * ({@code rdma_destroy_qp}) before destroying the id. An {@link dev.rdma4j.engine.AsyncQueuePair} made by
+ * {@code engine.wrap(connection.queuePair())} drives the queue pair but is a view of it: closing the wrapper
+ * closes the queue pair too (its pending futures fail), and the connection then only destroys its id.
+ * Either order works, and closing both is never an error; the natural try-with-resources order (wrapper
+ * opened last, closed first) is the usual one.
+ *
+ * <p><b>Private data.</b> The CM pads private data to fixed sizes on InfiniBand and RoCE (56 bytes for a
+ * connect, 196 for an accept, 148 for a reject); rdma4j adds a small trailer in the padding so that
+ * {@link #peerPrivateData()}, {@link CmConnectionRequest#privateData()} and {@link CmException#privateData()}
+ * return exactly what an rdma4j peer sent (up to 52, 192 and 144 bytes). The caller's bytes come first, so C
+ * peers read them unchanged; data from a C peer, which has no trailer, comes back as the CM delivered it.
  *
  * <p>Thread-safe. rdma_cm events of the id are handled on the engine thread (route resolution,
  * {@code rdma_create_qp} and {@code rdma_connect} on the active side, answering a peer's disconnect);
@@ -30,6 +48,8 @@ public final class CmConnection implements AutoCloseable {
     private final CompletableFuture<CmConnection> established = new CompletableFuture<>();
     private final CompletableFuture<Void> disconnected = new CompletableFuture<>();
     private final AtomicBoolean disconnecting = new AtomicBoolean();
+    /** Set once by whoever completes {@link #established}: ESTABLISHED, a failure, or the deadline. */
+    private final AtomicBoolean settled = new AtomicBoolean();
     private final java.util.concurrent.CopyOnWriteArrayList<java.util.function.Consumer<CmEvent>> listeners =
             new java.util.concurrent.CopyOnWriteArrayList<>();
     private volatile QueuePair queuePair;
@@ -38,7 +58,12 @@ public final class CmConnection implements AutoCloseable {
     // active side only
     private ConnectionSetup setup;
     private byte[] myPrivateData;
-    private int timeoutMs;
+    private int resolveTimeoutMs;
+    private long deadlineNanos;
+    private Duration timeout;
+    private volatile ScheduledFuture<?> deadline;
+    /** What the active side waits for, for the timeout's message. */
+    private volatile String stage = "address resolution (rdma_resolve_addr)";
 
     private CmConnection(CmEventChannel channel, CmId id, String what) {
         this.channel = channel;
@@ -53,13 +78,19 @@ public final class CmConnection implements AutoCloseable {
      * from {@code setup} ({@code rdma_create_qp}, then {@link ConnectionSetup#beforeConnect}), then
      * {@code rdma_connect} with {@code privateData}. The source address is the one the route picks.
      *
+     * <p>{@code timeout} bounds the whole connect, from resolving the address to ESTABLISHED: the IB CM by
+     * itself retries an unanswered connect request for over a minute. When it passes, the attempt is
+     * cancelled (the queue pair closed, the id destroyed, as on any failure) and the future fails with a
+     * {@link TimeoutException} naming the step that did not finish.
+     *
      * @param channel     the event channel
      * @param peer        the peer's address and port
      * @param setup       the queue pair's PD/CQs/capacities
-     * @param privateData for the peer's connection request, at most 56 bytes
-     * @param timeout     for address and route resolution each
+     * @param privateData for the peer's connection request, at most 56 bytes (52 keep their length at an
+     *                    rdma4j peer, see the class comment)
+     * @param timeout     for the whole connect, until ESTABLISHED
      * @return completes with the connection when ESTABLISHED, or exceptionally with a {@link CmException}
-     *         (rejected, unreachable, ...) or {@link VerbsException}
+     *         (rejected, unreachable, ...), a {@link TimeoutException} or a {@link VerbsException}
      */
     public static CompletableFuture<CmConnection> connect(CmEventChannel channel, InetSocketAddress peer,
             ConnectionSetup setup, byte[] privateData, Duration timeout) {
@@ -76,14 +107,40 @@ public final class CmConnection implements AutoCloseable {
      * @param peer        the peer's address and port
      * @param setup       the queue pair's PD/CQs/capacities
      * @param privateData for the peer's connection request, at most 56 bytes
-     * @param timeout     for address and route resolution each
+     * @param timeout     for the whole connect, until ESTABLISHED
      * @return completes with the connection when ESTABLISHED, or exceptionally with a {@link CmException}
-     *         (rejected, unreachable, ...) or {@link VerbsException} ({@code rdma_bind_addr} with
-     *         {@code EADDRNOTAVAIL} for an address this host does not have)
+     *         (rejected, unreachable, ...), a {@link TimeoutException} or a {@link VerbsException}
+     *         ({@code rdma_bind_addr} with {@code EADDRNOTAVAIL} for an address this host does not have)
      */
     public static CompletableFuture<CmConnection> connect(CmEventChannel channel, InetSocketAddress source,
             InetSocketAddress peer, ConnectionSetup setup, byte[] privateData, Duration timeout) {
-        if (privateData.length > 56) {
+        return connect(channel, source, peer, setup, privateData, timeout, timeout);
+    }
+
+    /**
+     * As {@link #connect(CmEventChannel, InetSocketAddress, InetSocketAddress, ConnectionSetup, byte[],
+     * Duration)}, with C's per-step timeout for {@code rdma_resolve_addr} and {@code rdma_resolve_route}
+     * ({@code timeout_ms}) apart from the deadline of the whole connect (the tools use it to behave as
+     * rdma-core's: 2 s per resolution, then as long as the CM retries).
+     *
+     * @param channel        the event channel
+     * @param source         the local address to bind to, port 0 for any; {@code null} to let the route pick
+     * @param peer           the peer's address and port
+     * @param setup          the queue pair's PD/CQs/capacities
+     * @param privateData    for the peer's connection request, at most 56 bytes
+     * @param resolveTimeout for address and route resolution each (within {@code timeout})
+     * @param timeout        for the whole connect, until ESTABLISHED
+     * @return completes with the connection when ESTABLISHED, or exceptionally with a {@link CmException},
+     *         a {@link TimeoutException} or a {@link VerbsException}
+     */
+    public static CompletableFuture<CmConnection> connect(CmEventChannel channel, InetSocketAddress source,
+            InetSocketAddress peer, ConnectionSetup setup, byte[] privateData, Duration resolveTimeout,
+            Duration timeout) {
+        if (timeout.isNegative() || timeout.isZero() || resolveTimeout.isNegative() || resolveTimeout.isZero()) {
+            return CompletableFuture.failedFuture(new IllegalArgumentException(
+                    "connect timeouts must be positive: " + resolveTimeout + ", " + timeout));
+        }
+        if (privateData.length > PrivateData.CONNECT) {
             return CompletableFuture.failedFuture(new IllegalArgumentException(
                     "rdma_cm private data is at most 56 bytes on connect: " + privateData.length));
         }
@@ -95,29 +152,84 @@ public final class CmConnection implements AutoCloseable {
             return CompletableFuture.failedFuture(e);
         }
         c.setup = setup;
-        c.myPrivateData = privateData.clone();
-        c.timeoutMs = (int) Math.min(Integer.MAX_VALUE, timeout.toMillis());
+        c.myPrivateData = PrivateData.frame(privateData, PrivateData.CONNECT);
+        c.timeout = timeout;
+        c.resolveTimeoutMs = (int) Math.max(1, Math.min(Integer.MAX_VALUE, resolveTimeout.toMillis()));
+        long nanos = nanos(timeout);
+        c.deadlineNanos = System.nanoTime() + nanos;
         try {
+            c.deadline = Deadlines.SCHEDULER.schedule(c::deadlinePassed, nanos, TimeUnit.NANOSECONDS);
             if (source != null) {
                 c.id.run("rdma_bind_addr", i -> RdmaCm.bindAddr(i, source));
             }
-            c.id.run("rdma_resolve_addr", i -> RdmaCm.resolveAddr(i, peer, c.timeoutMs));
+            c.id.run("rdma_resolve_addr", i -> RdmaCm.resolveAddr(i, peer, c.stepTimeoutMs()));
         } catch (VerbsException | RuntimeException e) {
             c.abort(e);
         }
         return c.established;
     }
 
+    /** The timer thread of connect deadlines: it only hands each expiry to the connection's engine. */
+    private static final class Deadlines {
+        static final ScheduledThreadPoolExecutor SCHEDULER = new ScheduledThreadPoolExecutor(1, r -> {
+            Thread t = new Thread(r, "rdma4j-cm-deadlines");
+            t.setDaemon(true);
+            return t;
+        });
+
+        static {
+            SCHEDULER.setRemoveOnCancelPolicy(true); // a settled connect leaves nothing behind
+        }
+    }
+
+    /** The duration in nanoseconds, at most about 73 years (no overflow in deadline arithmetic). */
+    private static long nanos(Duration d) {
+        return d.compareTo(Duration.ofNanos(Long.MAX_VALUE / 4)) > 0 ? Long.MAX_VALUE / 4 : d.toNanos();
+    }
+
+    /** A resolution step's {@code timeout_ms}: the per-step timeout, within what is left of the deadline. */
+    private int stepTimeoutMs() {
+        long left = TimeUnit.NANOSECONDS.toMillis(deadlineNanos - System.nanoTime());
+        return (int) Math.max(1, Math.min(resolveTimeoutMs, left));
+    }
+
+    /**
+     * On the timer thread: the attempt is cancelled on the engine thread, where the id's events are handled,
+     * so that no handler is half-way through a step as the id goes (the id's guard would refuse its calls
+     * anyway). If the engine no longer runs tasks, here.
+     */
+    private void deadlinePassed() {
+        if (settled.get()) {
+            return;
+        }
+        try {
+            channel.engine().execute(this::timedOut);
+        } catch (RejectedExecutionException e) {
+            timedOut();
+        }
+    }
+
+    private void timedOut() {
+        abort(new TimeoutException(what + " timed out after " + describe(timeout) + ", waiting for " + stage
+                + "; the attempt was cancelled and its rdma_cm id destroyed"));
+    }
+
+    private static String describe(Duration d) {
+        long ms = d.toMillis();
+        return ms % 1000 == 0 ? ms / 1000 + " s" : ms + " ms";
+    }
+
     static CompletableFuture<CmConnection> accepted(CmEventChannel channel, CmId id, ConnectionSetup setup,
             byte[] privateData, byte[] peerData) {
         CmConnection c = new CmConnection(channel, id, "accept");
         c.peerPrivateData = peerData;
+        byte[] framed = PrivateData.frame(privateData, PrivateData.ACCEPT);
         try {
             c.createQueuePair(setup);
             setup.beforeConnect(c.queuePair);
             c.id.run("rdma_accept", i -> {
                 try (Arena a = Arena.ofConfined()) {
-                    RdmaCm.accept(i, RdmaCm.connParam(a, privateData, 1, 1, 7, 7));
+                    RdmaCm.accept(i, RdmaCm.connParam(a, framed, 1, 1, 7, 7));
                 }
             });
         } catch (VerbsException | RuntimeException e) {
@@ -172,10 +284,16 @@ public final class CmConnection implements AutoCloseable {
         CmEventType type = CmEventType.of(e.type());
         try {
             switch (type) {
-                case ADDR_RESOLVED -> id.run("rdma_resolve_route", i -> RdmaCm.resolveRoute(i, timeoutMs));
+                case ADDR_RESOLVED -> {
+                    stage = "route resolution (rdma_resolve_route)";
+                    id.run("rdma_resolve_route", i -> RdmaCm.resolveRoute(i, stepTimeoutMs()));
+                }
                 case ROUTE_RESOLVED -> {
+                    stage = "the queue pair's set-up";
                     createQueuePair(setup);
                     setup.beforeConnect(queuePair);
+                    stage = "the peer's answer to the connect request (rdma_connect): no host at that address,"
+                            + " or it does not answer";
                     id.run("rdma_connect", i -> {
                         try (Arena a = Arena.ofConfined()) {
                             RdmaCm.connect(i, RdmaCm.connParam(a, myPrivateData, 1, 1, 7, 7));
@@ -183,11 +301,15 @@ public final class CmConnection implements AutoCloseable {
                     });
                 }
                 case ESTABLISHED -> {
-                    if (e.privateData().length > 0) {
-                        peerPrivateData = e.privateData();
+                    if (setup != null) { // the active side: the accept's private data (the passive side's
+                        // ESTABLISHED carries none of the peer's; its request's data was kept at creation)
+                        peerPrivateData = PrivateData.unframe(e.privateData());
                     }
-                    Access.get().stateChanged(queuePair, QpState.RTS);
-                    established.complete(this);
+                    if (settled.compareAndSet(false, true)) {
+                        cancelDeadline();
+                        Access.get().stateChanged(queuePair, QpState.RTS);
+                        established.complete(this);
+                    }
                 }
                 case DISCONNECTED -> {
                     if (!disconnecting.getAndSet(true)) {
@@ -205,7 +327,7 @@ public final class CmConnection implements AutoCloseable {
                     disconnected.complete(null);
                 }
                 case ADDR_ERROR, ROUTE_ERROR, CONNECT_ERROR, UNREACHABLE, REJECTED, DEVICE_REMOVAL ->
-                    abort(new CmException(what, type, e.status(), e.privateData()));
+                    abort(new CmException(what, type, e.status(), PrivateData.unframe(e.privateData())));
                 default -> {
                 }
             }
@@ -214,9 +336,13 @@ public final class CmConnection implements AutoCloseable {
         }
     }
 
-    /** Close first, then fail the future: whoever waits on it may close the PD/CQs right away. */
+    /**
+     * Close first, then fail the future: whoever waits on it may close the PD/CQs right away. Only the first
+     * outcome counts (a deadline racing ESTABLISHED or an error event).
+     */
     private void abort(Throwable t) {
-        if (!established.isDone()) {
+        if (settled.compareAndSet(false, true)) {
+            cancelDeadline();
             try {
                 close();
             } catch (RuntimeException e) {
@@ -226,8 +352,17 @@ public final class CmConnection implements AutoCloseable {
         }
     }
 
+    private void cancelDeadline() {
+        ScheduledFuture<?> d = deadline;
+        if (d != null) {
+            d.cancel(false);
+        }
+    }
+
     /**
-     * The connection's queue pair, in RTS once established.
+     * The connection's queue pair, in RTS once established. The connection owns it ({@link #close()}
+     * destroys it); wrap it in an {@code AsyncQueuePair} for futures, and close the wrapper, the
+     * connection, or both, in either order (see the class comment).
      *
      * @return the queue pair (created by {@code rdma_create_qp})
      */
@@ -274,6 +409,8 @@ public final class CmConnection implements AutoCloseable {
 
     /**
      * The private data the peer sent: its connect request's (passive side) or its accept's (active side).
+     * From an rdma4j peer, exactly the bytes it passed; from another peer, what the CM delivered (on
+     * InfiniBand/RoCE zero-padded to 56 bytes for a request, 196 for an accept). See the class comment.
      *
      * @return a copy, possibly empty
      */
@@ -312,11 +449,13 @@ public final class CmConnection implements AutoCloseable {
      * Destroys the queue pair ({@code rdma_destroy_qp}) and the id ({@code rdma_destroy_id}), which
      * disconnects a connected peer. First refuses new calls on the id, then waits for those in progress
      * (on the engine thread or other callers' threads) to return. Idempotent; a close racing another
-     * thread's waits for its outcome. {@link #disconnected()} completes.
+     * thread's waits for its outcome. {@link #disconnected()} completes. An {@code AsyncQueuePair}
+     * wrapping the queue pair is torn down with it (its pending futures fail); if the wrapper was closed
+     * first, the queue pair is already gone and only the id is destroyed.
      *
-     * @throws IllegalStateException if the queue pair cannot be closed (e.g. an {@code AsyncQueuePair}
-     *                               still holds posted work requests): the connection then stays open,
-     *                               and a later close tries again
+     * @throws IllegalStateException if the queue pair cannot be closed ({@code rdma_destroy_qp} failed, or it
+     *                               is closed from within one of its own calls): the connection then stays
+     *                               open, and a later close tries again
      */
     @Override
     public void close() {

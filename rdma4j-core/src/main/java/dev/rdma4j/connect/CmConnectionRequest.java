@@ -22,14 +22,16 @@ public final class CmConnectionRequest {
     CmConnectionRequest(CmEventChannel channel, CmId id, byte[] privateData) {
         this.channel = channel;
         this.id = id;
-        this.privateData = privateData;
+        this.privateData = PrivateData.unframe(privateData);
         channel.unanswered(id, this);
     }
 
     /**
-     * The private data the peer sent with {@code rdma_connect}.
+     * The private data the peer sent with {@code rdma_connect}: from an rdma4j peer exactly the bytes it
+     * passed (up to 52 keep their length; see {@link CmConnection}'s class comment), from another peer
+     * what the CM delivered (on InfiniBand/RoCE zero-padded to 56 bytes).
      *
-     * @return a copy (IB CM carries at most 56 bytes; shorter data is zero-padded by the transport)
+     * @return a copy, possibly empty
      */
     public byte[] privateData() {
         return privateData.clone();
@@ -53,7 +55,8 @@ public final class CmConnectionRequest {
      * {@link ConnectionSetup#beforeConnect} and calls {@code rdma_accept} with {@code privateData}.
      *
      * @param setup       the queue pair's PD/CQs/capacities
-     * @param privateData for the peer's ESTABLISHED event, possibly empty
+     * @param privateData for the peer's ESTABLISHED event, possibly empty, at most 196 bytes (up to 192
+     *                    keep their length at an rdma4j peer: see {@link CmConnection}'s class comment)
      * @return completes with the connection when it is ESTABLISHED (QP in RTS)
      */
     public synchronized CompletableFuture<CmConnection> accept(ConnectionSetup setup, byte[] privateData) {
@@ -62,16 +65,17 @@ public final class CmConnectionRequest {
     }
 
     /**
-     * Rejects ({@code rdma_reject}); the peer's connect fails with {@link CmEventType#REJECTED} and
-     * this private data.
+     * Rejects ({@code rdma_reject}); the peer's connect fails with {@link CmEventType#REJECTED} (IB CM
+     * reason {@link CmException#REJECT_CONSUMER_DEFINED}) and this private data, framed as
+     * {@link CmConnection} describes (an rdma4j peer sees exactly these bytes, up to 144).
      *
-     * @param privateData the reason, possibly empty
+     * @param privateData the reason, possibly empty, at most 148 bytes
      * @throws VerbsException if the verb fails
      */
     public synchronized void reject(byte[] privateData) throws VerbsException {
         answer();
         try {
-            id.run("rdma_reject", i -> RdmaCm.reject(i, privateData));
+            id.run("rdma_reject", i -> RdmaCm.reject(i, PrivateData.frame(privateData, PrivateData.REJECT)));
         } finally {
             id.close(null);
         }

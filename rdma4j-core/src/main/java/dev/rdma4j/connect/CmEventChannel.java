@@ -202,7 +202,7 @@ public final class CmEventChannel implements AutoCloseable {
     /** {@code rdma_reject} and {@code rdma_destroy_id} on a request nobody will answer. */
     static void rejectAndDestroy(CmId id) {
         try {
-            id.run("rdma_reject", i -> RdmaCm.reject(i, new byte[0]));
+            id.run("rdma_reject", i -> RdmaCm.reject(i, PrivateData.frame(new byte[0], PrivateData.REJECT)));
         } catch (VerbsException | IllegalStateException ignored) {
             // the peer may be gone already; the id is destroyed either way
         } finally {

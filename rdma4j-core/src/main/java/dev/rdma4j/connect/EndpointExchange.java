@@ -21,13 +21,26 @@ import java.util.List;
  * queue pair's {@link QpEndpoint} and the {@link RemoteRegion}s it lets the peer access) and receives
  * the peer's. The exchange is symmetric: both sides write, then read.
  *
+ * <p><b>The barrier.</b> Exchanging endpoints is not enough to start sending: a send that reaches a peer
+ * whose queue pair is not yet in RTR is dropped, and the sender retries or fails. {@link #acceptSession} and
+ * {@link #connectSession} keep the socket open in a {@link Session}: move the queue pair to RTS
+ * ({@code qp.connect(session.peer().endpoint(), psn)}), post the first receives, then call
+ * {@link Session#sync()}, which returns once the peer has called it too; from then on both queue pairs are
+ * in RTS with their receives posted. {@link #sync(Socket)} does the same on a socket of one's own.
+ *
  * <p>Wire format (big-endian): the 8 bytes {@code "rdma4j\0\1"}, {@code u16 lid}, {@code u32 qpn},
  * {@code u32 psn}, 16 GID bytes, {@code u16} region count, then per region {@code u64 address},
- * {@code u64 length}, {@code u32 rkey}. (The pingpong tools speak rdma-core's own text format instead.)
+ * {@code u64 length}, {@code u32 rkey}; a sync is the one byte {@code 'R'} each way. (The pingpong tools
+ * speak rdma-core's own text format instead.)
+ *
+ * <p>Threading: the static methods are thread-safe (they share nothing); a {@link Session} is used by one
+ * thread at a time.
  */
 public final class EndpointExchange {
     private static final byte[] MAGIC = {'r', 'd', 'm', 'a', '4', 'j', 0, 1};
     private static final int MAX_REGIONS = 4096;
+    /** The byte each side writes at a {@link #sync(Socket)}. */
+    private static final int READY = 'R';
 
     private EndpointExchange() {
     }
@@ -88,11 +101,31 @@ public final class EndpointExchange {
      * @throws IOException on failure, {@link SocketTimeoutException} when the peer does not come
      */
     public static Offer accept(ServerSocket server, Offer mine, Duration timeout) throws IOException {
+        try (Session s = acceptSession(server, mine, timeout)) {
+            return s.peer();
+        }
+    }
+
+    /**
+     * Server side, keeping the connection for {@link Session#sync()}: accepts one connection on
+     * {@code server} and exchanges offers.
+     *
+     * @param server  a bound server socket
+     * @param mine    this side's offer
+     * @param timeout how long to wait for the peer, at connect and at every read (syncs included)
+     * @return the session: the peer's offer, the barrier; close it when done
+     * @throws IOException on failure, {@link SocketTimeoutException} when the peer does not come
+     */
+    public static Session acceptSession(ServerSocket server, Offer mine, Duration timeout) throws IOException {
         server.setSoTimeout(millis(timeout));
-        try (Socket s = server.accept()) {
+        Socket s = server.accept();
+        try {
             s.setSoTimeout(millis(timeout));
             s.setTcpNoDelay(true);
-            return exchange(s, mine);
+            return new Session(s, exchange(s, mine));
+        } catch (IOException | RuntimeException e) {
+            s.close();
+            throw e;
         }
     }
 
@@ -107,6 +140,22 @@ public final class EndpointExchange {
      * @throws IOException on failure or timeout
      */
     public static Offer connect(InetSocketAddress peer, Offer mine, Duration timeout) throws IOException {
+        try (Session s = connectSession(peer, mine, timeout)) {
+            return s.peer();
+        }
+    }
+
+    /**
+     * Client side, keeping the connection for {@link Session#sync()}: connects to {@code peer} (retrying
+     * until the server listens or {@code timeout} passes) and exchanges offers.
+     *
+     * @param peer    the server's address
+     * @param mine    this side's offer
+     * @param timeout the deadline for connecting, and for every read (syncs included)
+     * @return the session: the peer's offer, the barrier; close it when done
+     * @throws IOException on failure or timeout
+     */
+    public static Session connectSession(InetSocketAddress peer, Offer mine, Duration timeout) throws IOException {
         long deadline = System.nanoTime() + timeout.toNanos();
         for (long backoffMs = 5;; backoffMs = Math.min(200, backoffMs * 2)) {
             Socket s = new Socket();
@@ -114,16 +163,84 @@ public final class EndpointExchange {
                 s.connect(peer, millis(timeout));
                 s.setSoTimeout(millis(timeout));
                 s.setTcpNoDelay(true);
-                try (s) {
-                    return exchange(s, mine);
-                }
+                return new Session(s, exchange(s, mine));
             } catch (java.net.ConnectException e) {
                 s.close();
                 if (System.nanoTime() + backoffMs * 1_000_000 > deadline) {
                     throw e;
                 }
                 java.util.concurrent.locks.LockSupport.parkNanos(backoffMs * 1_000_000);
+            } catch (IOException | RuntimeException e) {
+                s.close();
+                throw e;
             }
+        }
+    }
+
+    /**
+     * A barrier over a connected socket: writes one byte and waits for the peer's. Returns once the peer
+     * has called it too (its {@link Socket#getSoTimeout()} bounds the wait). Call it after the queue pair is
+     * in RTS and its first receives are posted, before the first send.
+     *
+     * @param socket the connection the offers went over
+     * @throws IOException if the peer closed the connection before its sync, sent something else, or (as
+     *                     {@link SocketTimeoutException}) did not sync in time
+     */
+    public static void sync(Socket socket) throws IOException {
+        OutputStream out = socket.getOutputStream();
+        out.write(READY);
+        out.flush();
+        int b = socket.getInputStream().read();
+        if (b < 0) {
+            throw new java.io.EOFException("the peer closed the endpoint exchange before its sync()");
+        }
+        if (b != READY) {
+            throw new IOException("the peer sent 0x" + Integer.toHexString(b) + " where a sync was expected"
+                    + " (does it call sync() at the same point?)");
+        }
+    }
+
+    /**
+     * An endpoint exchange whose connection stays open: the peer's {@link Offer} and a {@link #sync()}
+     * barrier. Not thread-safe: one thread at a time.
+     */
+    public static final class Session implements AutoCloseable {
+        private final Socket socket;
+        private final Offer peer;
+
+        private Session(Socket socket, Offer peer) {
+            this.socket = socket;
+            this.peer = peer;
+        }
+
+        /**
+         * What the peer offered.
+         *
+         * @return its endpoint and regions
+         */
+        public Offer peer() {
+            return peer;
+        }
+
+        /**
+         * The barrier: see {@link EndpointExchange#sync(Socket)}. May be called any number of times, e.g.
+         * once both queue pairs are in RTS and again before closing.
+         *
+         * @throws IOException if the peer left before syncing, or did not sync within the session's timeout
+         *                     ({@link SocketTimeoutException})
+         */
+        public void sync() throws IOException {
+            EndpointExchange.sync(socket);
+        }
+
+        /**
+         * Closes the connection.
+         *
+         * @throws IOException if closing the socket fails
+         */
+        @Override
+        public void close() throws IOException {
+            socket.close();
         }
     }
 

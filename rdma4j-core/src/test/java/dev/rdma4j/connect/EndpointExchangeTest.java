@@ -63,6 +63,81 @@ class EndpointExchangeTest {
         assertThat(client.get()).isEqualTo(offer);
     }
 
+    /**
+     * Issue 10, item 10: a barrier after the exchange. The client's sync returns only once the server has
+     * reached its own (here 300 ms later, as if moving its queue pair to RTS took that long); twice, too.
+     */
+    @Test
+    void syncReturnsOnlyOnceThePeerHasSyncedToo() throws Exception {
+        EndpointExchange.Offer server = EndpointExchange.Offer.of(new QpEndpoint(1, 2, 3, GID));
+        EndpointExchange.Offer client = EndpointExchange.Offer.of(new QpEndpoint(4, 5, 6, GID));
+        try (ServerSocket ss = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            CompletableFuture<Long> serverSyncedAt = CompletableFuture.supplyAsync(() -> {
+                try (EndpointExchange.Session s = EndpointExchange.acceptSession(ss, server, Duration.ofSeconds(30))) {
+                    assertThat(s.peer()).isEqualTo(client);
+                    Thread.sleep(300);
+                    long at = System.nanoTime();
+                    s.sync();
+                    s.sync();
+                    return at;
+                } catch (IOException | InterruptedException e) {
+                    throw new RuntimeException(e);
+                }
+            });
+            try (EndpointExchange.Session s = EndpointExchange.connectSession(
+                    new InetSocketAddress(InetAddress.getLoopbackAddress(), ss.getLocalPort()), client,
+                    Duration.ofSeconds(30))) {
+                assertThat(s.peer()).isEqualTo(server);
+                s.sync();
+                long returnedAt = System.nanoTime();
+                s.sync();
+                assertThat(returnedAt).isGreaterThanOrEqualTo(serverSyncedAt.get());
+            }
+        }
+    }
+
+    /** A peer that leaves, that never syncs, or that sends something else fails the sync with an IOException. */
+    @Test
+    void syncReportsAPeerThatLeftStallsOrSpeaksOutOfTurn() throws Exception {
+        EndpointExchange.Offer offer = EndpointExchange.Offer.of(new QpEndpoint(1, 2, 3, GID));
+        for (boolean leaves : new boolean[] {true, false}) {
+            try (ServerSocket ss = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+                java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(1);
+                CompletableFuture<Void> server = CompletableFuture.runAsync(() -> {
+                    try (EndpointExchange.Session s = EndpointExchange.acceptSession(ss, offer, Duration.ofSeconds(30))) {
+                        assertThat(s.peer()).isEqualTo(offer);
+                        if (!leaves) {
+                            done.await(); // stays, never syncs
+                        }
+                    } catch (IOException | InterruptedException e) {
+                        throw new RuntimeException(e);
+                    }
+                });
+                try (EndpointExchange.Session s = EndpointExchange.connectSession(
+                        new InetSocketAddress(InetAddress.getLoopbackAddress(), ss.getLocalPort()), offer,
+                        Duration.ofMillis(leaves ? 30_000 : 300))) {
+                    if (leaves) {
+                        assertThatThrownBy(s::sync).isInstanceOf(java.io.EOFException.class)
+                                .hasMessageContaining("closed the endpoint exchange before its sync()");
+                    } else {
+                        assertThatThrownBy(s::sync).isInstanceOf(java.net.SocketTimeoutException.class);
+                    }
+                } finally {
+                    done.countDown();
+                }
+                server.get();
+            }
+        }
+        try (ServerSocket ss = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
+                java.net.Socket c = new java.net.Socket(InetAddress.getLoopbackAddress(), ss.getLocalPort());
+                java.net.Socket a = ss.accept()) {
+            a.getOutputStream().write('x');
+            c.setSoTimeout(30_000);
+            assertThatThrownBy(() -> EndpointExchange.sync(c)).isInstanceOf(IOException.class)
+                    .hasMessageContaining("the peer sent 0x78 where a sync was expected");
+        }
+    }
+
     @Test
     void wireFormatIsTheDocumentedOne() throws Exception {
         ByteArrayOutputStream out = new ByteArrayOutputStream();

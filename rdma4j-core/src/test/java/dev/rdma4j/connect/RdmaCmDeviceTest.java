@@ -284,6 +284,124 @@ class RdmaCmDeviceTest {
         }
     }
 
+    /**
+     * Issue 10, item 9: nothing listens on the port. The peer's CM answers with reject reason 8 (the IB
+     * CM's invalid service ID), which the message spells out, without the 148 bytes of zeros the CM pads
+     * the reject with.
+     */
+    @Test
+    void connectingToAPortWithNoListenerSaysSo() throws Exception {
+        InetAddress ip = deviceAddress();
+        InetSocketAddress nobody = new InetSocketAddress(ip, 20_000 + ThreadLocalRandom.current().nextInt(20_000));
+        try (CompletionEngine engine = CompletionEngine.builder().mode(PollingMode.EVENT).build();
+                CmEventChannel channel = CmEventChannel.create(engine)) {
+            CompletableFuture<CmConnection> none = CmConnection.connect(channel, nobody, setup(engine), new byte[0],
+                    Duration.ofSeconds(60));
+            assertThatThrownBy(() -> none.get(T, TimeUnit.SECONDS)).cause().isInstanceOfSatisfying(CmException.class,
+                    e -> {
+                        assertThat(e.event()).isEqualTo(CmEventType.REJECTED);
+                        assertThat(e.status()).isEqualTo(8);
+                        assertThat(e.getMessage()).contains("connect to " + nobody).contains("no listener on that port")
+                                .contains("INVALID_SERVICE_ID").doesNotContain("bytes of private data");
+                    });
+            closeResources();
+        }
+    }
+
+    /**
+     * Issue 10, item 9: an address of the device's subnet that nobody owns. The IB CM retries the connect
+     * request for over a minute before reporting UNREACHABLE; the caller's timeout bounds the whole
+     * connect: the future fails with a TimeoutException soon after it, and the rdma_cm id and queue pair are
+     * gone (the CQ and the channel close without "still used").
+     */
+    @Test
+    void aConnectToAnAddressNobodyOwnsFailsWithinItsTimeout() throws Exception {
+        byte[] a = deviceAddress().getAddress();
+        a[3] = (byte) (a[3] == (byte) 77 ? 78 : 77); // same /24 as the device, nobody there
+        InetSocketAddress ghost = new InetSocketAddress(InetAddress.getByAddress(a), 7174);
+        Duration timeout = Duration.ofSeconds(3);
+        try (CompletionEngine engine = CompletionEngine.builder().mode(PollingMode.EVENT).build();
+                CmEventChannel channel = CmEventChannel.create(engine)) {
+            List<QueuePair> qps = new java.util.concurrent.CopyOnWriteArrayList<>();
+            long start = System.nanoTime();
+            CompletableFuture<CmConnection> connecting = CmConnection.connect(channel, ghost,
+                    setup(engine).withBeforeConnect(qps::add), new byte[0], timeout);
+            Throwable failure = org.assertj.core.api.Assertions.catchThrowable(() -> connecting.get(T, TimeUnit.SECONDS));
+            double seconds = (System.nanoTime() - start) / 1e9;
+            assertThat(failure).as("after %.1f s", seconds).isInstanceOf(ExecutionException.class)
+                    .cause().isInstanceOf(java.util.concurrent.TimeoutException.class)
+                    .hasMessageContaining("connect to " + ghost).hasMessageContaining("timed out after 3 s");
+            assertThat(seconds).as("seconds until the future failed").isLessThan(3 + 12);
+            assertThat(qps).allMatch(QueuePair::isClosed);
+            closeResources(); // the CQ closes: no queue pair left on it
+        } // the channel closes: no rdma_cm id left on it
+    }
+
+    /**
+     * Issue 10, item 10: the CM pads private data (REQ to 56 bytes, REP to 196, REJ to 148); rdma4j
+     * carries the length it was given, so each side sees exactly what the other sent, empty included.
+     */
+    @Test
+    void privateDataArrivesWithTheLengthThePeerSent() throws Exception {
+        try (CmPair p = new CmPair()) {
+            byte[] max = new byte[52];
+            Arrays.fill(max, (byte) 'x');
+            for (byte[] sent : List.of(new byte[0], bytes("hi"), max)) {
+                CompletableFuture<CmConnectionRequest> request = p.listener.nextRequest();
+                CompletableFuture<CmConnection> connecting = CmConnection.connect(p.channel, p.address, p.setup(),
+                        sent, Duration.ofSeconds(60));
+                CmConnectionRequest r = request.get(T, TimeUnit.SECONDS);
+                assertThat(r.privateData()).as("REQ of %d bytes", sent.length).isEqualTo(sent);
+                byte[] reply = sent.length == 0 ? new byte[0] : bytes("reply of " + sent.length);
+                CmConnection s = r.accept(p.setup(), reply).get(T, TimeUnit.SECONDS);
+                try (s; CmConnection c = connecting.get(T, TimeUnit.SECONDS)) {
+                    assertThat(c.peerPrivateData()).as("REP").isEqualTo(reply);
+                    assertThat(s.peerPrivateData()).as("the server's copy of the REQ").isEqualTo(sent);
+                }
+            }
+            CompletableFuture<CmConnectionRequest> request = p.listener.nextRequest();
+            CompletableFuture<CmConnection> connecting = CmConnection.connect(p.channel, p.address, p.setup(),
+                    new byte[0], Duration.ofSeconds(60));
+            request.get(T, TimeUnit.SECONDS).reject(bytes("full"));
+            assertThatThrownBy(() -> connecting.get(T, TimeUnit.SECONDS)).cause()
+                    .isInstanceOfSatisfying(CmException.class, e -> {
+                        assertThat(e.privateData()).isEqualTo(bytes("full"));
+                        assertThat(e.getMessage()).contains("rejected by the peer").contains("4 bytes of private data");
+                    });
+        }
+    }
+
+    /**
+     * Issue 10, item 10: an AsyncQueuePair wrapping a connection's queue pair and the connection itself
+     * both close it; either order works, pending receives fail, and nothing is left open.
+     */
+    @Test
+    void anAsyncQueuePairAndItsConnectionCloseInEitherOrder() throws Exception {
+        try (CmPair p = new CmPair()) {
+            for (boolean connectionFirst : new boolean[] {false, true}) {
+                CmConnection[] c = p.connect();
+                AsyncQueuePair aq = p.engine.wrap(c[0].queuePair());
+                try (MemoryRegion mr = c[0].queuePair().protectionDomain().allocate(4096, AccessFlag.LOCAL_WRITE)) {
+                    CompletableFuture<WorkCompletion> pending = aq.receiveAsync(mr, 0, 4096);
+                    if (connectionFirst) {
+                        c[0].close();
+                        aq.close();
+                    } else {
+                        aq.close();
+                        c[0].close();
+                    }
+                    assertThat(c[0].isClosed()).as("connection closed, connection first: %s", connectionFirst).isTrue();
+                    assertThat(c[0].queuePair().isClosed()).isTrue();
+                    assertThatThrownBy(() -> pending.get(T, TimeUnit.SECONDS)).isInstanceOf(ExecutionException.class);
+                    c[0].close(); // idempotent both
+                    aq.close();
+                }
+                c[1].disconnected().get(T, TimeUnit.SECONDS);
+                c[1].close();
+            }
+        } // CmPair closes the CQs, PDs and the channel: refused if anything were left
+    }
+
     private void closeResources() throws Exception {
         synchronized (resources) {
             for (AutoCloseable r : resources) {

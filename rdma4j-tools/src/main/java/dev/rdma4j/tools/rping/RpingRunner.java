@@ -22,6 +22,12 @@ import java.util.concurrent.ExecutionException;
 final class RpingRunner {
     /** {@code rdma_resolve_addr} and {@code rdma_resolve_route} time-outs of the C tool, 2000 ms each. */
     static final Duration RESOLVE_TIMEOUT = Duration.ofMillis(2000);
+    /**
+     * The whole connect: the C tool has no deadline of its own and waits for the CM's answer (an unanswered
+     * request ends in UNREACHABLE after the CM's retries, over a minute); this only bounds a CM that never
+     * answers.
+     */
+    static final Duration CONNECT_TIMEOUT = Duration.ofMinutes(5);
     /** The C tool's {@code rdma_listen} backlog. */
     static final int BACKLOG = 3;
     private static final byte[] NO_PRIVATE_DATA = new byte[0];
@@ -152,7 +158,7 @@ final class RpingRunner {
             try {
                 InetSocketAddress source = options.source() == null ? null : new InetSocketAddress(options.source(), 0);
                 connection = CmConnection.connect(channel, source, server, session.setup(), NO_PRIVATE_DATA,
-                        RESOLVE_TIMEOUT).get();
+                        RESOLVE_TIMEOUT, CONNECT_TIMEOUT).get();
             } catch (ExecutionException e) {
                 Throwable cause = e.getCause();
                 connectionFailed(cause, "rdma_connect");
