@@ -263,7 +263,7 @@ abstract class NativeResource implements AutoCloseable {
                 return;
             }
             if ((n & CLOSING) != 0) {
-                spins = backOff(spins); // another thread is closing: wait for its outcome
+                spins = dev.rdma4j.internal.BackOff.step(spins); // another thread is closing: wait for its outcome
                 continue;
             }
             int kids = children.get();
@@ -285,7 +285,7 @@ abstract class NativeResource implements AutoCloseable {
                 users.getAndAdd(-CLOSING);
                 throw stillUsed(kids);
             }
-            spins = backOff(spins);
+            spins = dev.rdma4j.internal.BackOff.step(spins);
         }
         try {
             destroy();
@@ -354,17 +354,6 @@ abstract class NativeResource implements AutoCloseable {
     void closeOwnedIdleDependents() {
     }
 
-    /** Spins briefly, then yields, then parks: a verb in progress takes microseconds, rarely more. */
-    private static int backOff(int spins) {
-        if (spins < 100) {
-            Thread.onSpinWait();
-        } else if (spins < 200) {
-            Thread.yield();
-        } else {
-            java.util.concurrent.locks.LockSupport.parkNanos(50_000);
-        }
-        return spins + 1;
-    }
 
     /**
      * For a constructor whose verb failed: marks this closed without {@link #destroy()} and gives the

@@ -4,7 +4,8 @@ package dev.rdma4j;
  * An immutable copy of one work completion ({@code struct ibv_wc}); {@link WorkCompletions} reads the
  * same fields in place without allocating.
  *
- * @param wrId            the caller's wr_id of the request
+ * @param wrId            the caller's wr_id of the request (0 for a request of an {@code AsyncQueuePair},
+ *                        which takes none)
  * @param status          success or the typed failure
  * @param opcode          what completed ({@code ibv_wc.opcode}); undefined in C for a failed completion, where
  *                        rdma4j gives {@link WcOpcode#RECV} for a receive (see {@link WorkCompletions#opcode(int)})

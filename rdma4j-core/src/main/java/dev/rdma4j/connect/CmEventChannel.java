@@ -9,7 +9,6 @@ import java.lang.foreign.MemorySegment;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.locks.LockSupport;
 
 /**
  * An rdma_cm event channel ({@code rdma_create_event_channel}) with a non-blocking fd that a
@@ -154,6 +153,13 @@ public final class CmEventChannel implements AutoCloseable {
         return c;
     }
 
+    /** Held while librdmacm reads an event (and may modify the QP of the event's id). */
+    private final java.util.concurrent.locks.ReentrantLock eventLock = new java.util.concurrent.locks.ReentrantLock();
+
+    java.util.concurrent.locks.ReentrantLock eventLock() {
+        return eventLock;
+    }
+
     private void processEvents() {
         for (;;) {
             RdmaCm.Event e;
@@ -165,6 +171,7 @@ public final class CmEventChannel implements AutoCloseable {
                 }
                 continue;
             }
+            eventLock.lock();
             try {
                 e = RdmaCm.nextEvent(handle);
                 if (e != null && CmEventType.of(e.type()) == CmEventType.CONNECT_REQUEST) {
@@ -176,6 +183,7 @@ public final class CmEventChannel implements AutoCloseable {
                 System.getLogger("dev.rdma4j.connect").log(System.Logger.Level.WARNING, ex.getMessage());
                 return;
             } finally {
+                eventLock.unlock();
                 users.decrementAndGet();
             }
             if (e == null) {
@@ -232,7 +240,7 @@ public final class CmEventChannel implements AutoCloseable {
                 return;
             }
             if ((n & CLOSING) != 0) {
-                spins = backOff(spins);
+                spins = dev.rdma4j.internal.BackOff.step(spins);
                 continue;
             }
             refuseIfUsed();
@@ -242,7 +250,7 @@ public final class CmEventChannel implements AutoCloseable {
         }
         spins = 0;
         while (users.get() != CLOSING) { // an rdma_create_id or an event read still returning
-            spins = backOff(spins);
+            spins = dev.rdma4j.internal.BackOff.step(spins);
         }
         try {
             refuseIfUsed(); // an id created as the close began
@@ -272,15 +280,4 @@ public final class CmEventChannel implements AutoCloseable {
         }
     }
 
-    /** Spins briefly, then yields, then parks. */
-    private static int backOff(int spins) {
-        if (spins < 100) {
-            Thread.onSpinWait();
-        } else if (spins < 200) {
-            Thread.yield();
-        } else {
-            LockSupport.parkNanos(50_000);
-        }
-        return spins + 1;
-    }
 }

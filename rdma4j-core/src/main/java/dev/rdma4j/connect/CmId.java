@@ -4,7 +4,6 @@ import dev.rdma4j.VerbsException;
 import dev.rdma4j.internal.ffi.RdmaCm;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.locks.LockSupport;
 
 /**
  * One rdma_cm id ({@code struct rdma_cm_id *}) and the native calls in progress on it, so that
@@ -36,6 +35,11 @@ final class CmId {
     private final CmEventChannel channel;
     private final MemorySegment id;
     private final AtomicInteger users = new AtomicInteger();
+    /**
+     * Serialises the native calls on the id: librdmacm's calls on one id are not thread-safe against each
+     * other (rdma_disconnect moves the id's QP to ERROR, rdma_destroy_qp frees it).
+     */
+    private final java.util.concurrent.locks.ReentrantLock lock = new java.util.concurrent.locks.ReentrantLock();
     private volatile String owner;
 
     private CmId(CmEventChannel channel, MemorySegment id, String owner) {
@@ -78,9 +82,11 @@ final class CmId {
      */
     <T> T call(String verb, Call<T> c) throws VerbsException {
         enter(verb);
+        lock.lock();
         try {
             return c.run(id);
         } finally {
+            lock.unlock();
             users.decrementAndGet();
         }
     }
@@ -88,16 +94,20 @@ final class CmId {
     /** {@link #call} for a call without a result. */
     void run(String verb, VoidCall c) throws VerbsException {
         enter(verb);
+        lock.lock();
         try {
             c.run(id);
         } finally {
+            lock.unlock();
             users.decrementAndGet();
         }
     }
 
     /**
      * A call the close itself may need while it runs ({@code rdma_destroy_qp} from the queue pair's close):
-     * refused only once the id is destroyed.
+     * refused only once the id is destroyed. It also excludes the channel's event reading, during which
+     * librdmacm may move the id's QP ({@code rdma_get_cm_event} handles a connect response by modifying it),
+     * so the QP is never freed under either; whether the QP is closed through its connection or directly.
      */
     void runWhileClosing(String verb, VoidCall c) throws VerbsException {
         for (;;) {
@@ -109,9 +119,14 @@ final class CmId {
                 break;
             }
         }
+        java.util.concurrent.locks.ReentrantLock events = channel.eventLock();
+        events.lock(); // channel before id: the only order in which both are taken
+        lock.lock();
         try {
             c.run(id);
         } finally {
+            lock.unlock();
+            events.unlock();
             users.decrementAndGet();
         }
     }
@@ -167,7 +182,7 @@ final class CmId {
                 return false;
             }
             if ((n & CLOSING) != 0) {
-                spins = backOff(spins); // another thread is closing: wait for its outcome
+                spins = dev.rdma4j.internal.BackOff.step(spins); // another thread is closing: wait for its outcome
                 continue;
             }
             if (users.compareAndSet(n, n | CLOSING)) {
@@ -176,7 +191,7 @@ final class CmId {
         }
         spins = 0;
         while (users.get() != CLOSING) { // only calls that began before the announcement remain
-            spins = backOff(spins);
+            spins = dev.rdma4j.internal.BackOff.step(spins);
         }
         if (beforeDestroy != null) {
             try {
@@ -188,7 +203,7 @@ final class CmId {
         }
         spins = 0;
         while (!users.compareAndSet(CLOSING, CLOSED)) { // a runWhileClosing call still returning
-            spins = backOff(spins);
+            spins = dev.rdma4j.internal.BackOff.step(spins);
         }
         channel.unregister(this);
         try {
@@ -201,17 +216,6 @@ final class CmId {
         return true;
     }
 
-    /** Spins briefly, then yields, then parks: a call in progress takes microseconds, rarely more. */
-    private static int backOff(int spins) {
-        if (spins < 100) {
-            Thread.onSpinWait();
-        } else if (spins < 200) {
-            Thread.yield();
-        } else {
-            LockSupport.parkNanos(50_000);
-        }
-        return spins + 1;
-    }
 
     @Override
     public String toString() {

@@ -36,6 +36,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * futures ("queue pair closed" / "queue pair reset") and gives their room back; after a reset and a new
  * connection the wrapper posts again. When its engine closes or dies, or its CQ fails, pending futures fail
  * and later posts fail at once.
+ * A {@code CmConnection}'s QP may be wrapped: the connection still owns it, and either may be closed first.
  *
  * <p>Threading: thread-safe. Futures complete on the engine thread, so their non-async continuations run
  * there and must not block; the blocking twins detect the engine thread and throw.
@@ -849,18 +850,25 @@ public final class AsyncQueuePair implements AutoCloseable {
         if (index < p.last) { // an earlier request of a chain: it reports only an error
             if (!wcs.isSuccess(i)) {
                 p.future().completeExceptionally(new WorkRequestException(p.what() + ", request " + index,
-                        wcs.get(i)));
+                        withoutToken(wcs.get(i))));
             }
             return true;
         }
         p.room().release(p.permits());
-        WorkCompletion c = wcs.get(i);
+        WorkCompletion c = withoutToken(wcs.get(i));
         if (c.isSuccess()) {
             p.future().complete(c);
         } else {
             p.future().completeExceptionally(new WorkRequestException(p.what(), c));
         }
         return true;
+    }
+
+    /** The caller gave no wr_id: the completion it sees carries 0, not rdma4j's internal request token. */
+    private static WorkCompletion withoutToken(WorkCompletion c) {
+        return new WorkCompletion(0L, c.status(), c.opcode(), c.byteLength(), c.immediateData(), c.hasImmediate(),
+                c.qpNumber(), c.sourceQp(), c.flags(), c.pkeyIndex(), c.slid(), c.serviceLevel(), c.vendorError(),
+                c.buffer(), c.isReceive());
     }
 
     void failPending(String reason) {

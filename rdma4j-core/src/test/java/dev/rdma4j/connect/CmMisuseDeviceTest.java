@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.rdma4j.ChildJvm;
 import dev.rdma4j.engine.CompletionEngine;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -107,7 +106,7 @@ class CmMisuseDeviceTest {
             System.out.println("alive");
         }
 
-        private static void await(CountDownLatch l) {
+        static void await(CountDownLatch l) {
             try {
                 l.await();
             } catch (InterruptedException e) {
@@ -122,22 +121,60 @@ class CmMisuseDeviceTest {
         assertThat(child.output()).contains("alive").doesNotContain("unexpected").doesNotContain("peer failed");
     }
 
+    /**
+     * Closing a connection's queue pair directly ({@code rdma_destroy_qp}) while another thread disconnects
+     * ({@code rdma_disconnect} moves that QP to ERROR) and the engine thread reads the peer's events: every
+     * native call on an id is now serialised, and the QP's destruction excludes the channel's event reading.
+     */
+    @Test
+    void aDirectQueuePairCloseRacingDisconnectsIsNotACrash(@TempDir Path dir) throws Exception {
+        ChildJvm child = ChildJvm.run(dir, DirectQpCloseRacesDisconnect.class, "30").survived();
+        assertThat(child.output()).contains("alive").doesNotContain("unexpected").doesNotContain("peer failed");
+    }
+
+    /** Child: like {@link CloseRacesDisconnect}, but the QP is closed directly, the connection afterwards. */
+    public static final class DirectQpCloseRacesDisconnect {
+        public static void main(String[] args) throws Exception {
+            int rounds = Integer.parseInt(args[0]);
+            try (CmPair p = new CmPair()) {
+                for (int i = 0; i < rounds; i++) {
+                    CmConnection[] c = p.connect();
+                    CountDownLatch go = new CountDownLatch(1);
+                    Thread disconnector = Thread.ofPlatform().start(() -> {
+                        CloseRacesDisconnect.await(go);
+                        String o = CmPair.outcome(c[0]::disconnect);
+                        if (!o.equals("ok") && !o.contains("rdma_disconnect")) {
+                            System.out.println("unexpected: " + o);
+                        }
+                    });
+                    Thread peer = Thread.ofPlatform().start(() -> {
+                        CloseRacesDisconnect.await(go);
+                        System.out.print(CmPair.outcome(c[1]::disconnect).equals("ok") ? "" : "peer failed ");
+                    });
+                    go.countDown();
+                    c[0].queuePair().close();
+                    disconnector.join();
+                    peer.join();
+                    c[0].close();
+                    c[1].disconnected().get(CmPair.T, TimeUnit.SECONDS);
+                    c[1].close();
+                }
+            }
+            System.out.println("alive");
+        }
+    }
+
     /** Each call used to create an rdma_cm event channel, fail to have it watched, and keep its fd. */
     @Test
     void anEventChannelOnAClosedEngineIsRefusedWithoutLeakingItsFd() throws Exception {
         CompletionEngine engine = CompletionEngine.builder().build();
         engine.close();
-        long before = openFds();
+        long before = dev.rdma4j.OpenFds.count();
         for (int i = 0; i < 200; i++) {
             assertThatThrownBy(() -> CmEventChannel.create(engine)).isInstanceOf(IllegalStateException.class)
                     .hasMessageContaining("closed");
         }
-        assertThat(openFds()).as("open fds after 200 refused creations").isLessThanOrEqualTo(before + 2);
+        assertThat(dev.rdma4j.OpenFds.count()).as("open fds after 200 refused creations").isLessThanOrEqualTo(before + 2);
     }
 
-    private static long openFds() throws Exception {
-        try (var s = Files.list(Path.of("/proc/self/fd"))) {
-            return s.count();
-        }
-    }
 }

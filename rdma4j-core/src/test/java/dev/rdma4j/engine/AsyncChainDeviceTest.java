@@ -33,7 +33,10 @@ class AsyncChainDeviceTest {
             chain.write(1, p.memA, 0, 8, p.memB.remote(), 512).unsignaled().send(2, p.memA, 0, 4);
             WorkCompletion last = p.a.postAsync(chain).get(T, TimeUnit.SECONDS);
             assertThat(last.opcode()).isEqualTo(WcOpcode.SEND);
-            assertThat(received.get(T, TimeUnit.SECONDS).byteLength()).isEqualTo(4);
+            assertThat(last.wrId()).as("no internal token leaks out (issue 10, item 10)").isZero();
+            WorkCompletion got = received.get(T, TimeUnit.SECONDS);
+            assertThat(got.byteLength()).isEqualTo(4);
+            assertThat(got.wrId()).isZero();
             // the write came first on the same QP: it is in place when the send is received
             assertThat(p.memB.segment().get(ValueLayout.JAVA_LONG, 512)).isEqualTo(0x1234_5678_9abcL);
             assertThat(p.a.sendRoom()).isEqualTo(capacity);

@@ -3,8 +3,6 @@ package dev.rdma4j.engine;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import java.nio.file.Files;
-import java.nio.file.Path;
 import dev.rdma4j.WorkCompletion;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -48,19 +46,14 @@ class EngineMisuseDeviceTest {
     /** A builder refusal used to come after epoll and the eventfd were created, leaking both. */
     @Test
     void aFailedBuildLeaksNoFileDescriptor() throws Exception {
-        long before = openFds();
+        long before = dev.rdma4j.OpenFds.count();
         for (int i = 0; i < 200; i++) {
             assertThatThrownBy(() -> CompletionEngine.builder().name(null).build())
                     .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("name");
         }
-        assertThat(openFds()).isLessThanOrEqualTo(before + 2); // slack for the JVM's own
+        assertThat(dev.rdma4j.OpenFds.count()).isLessThanOrEqualTo(before + 2); // slack for the JVM's own
     }
 
-    private static long openFds() throws Exception {
-        try (var s = Files.list(Path.of("/proc/self/fd"))) {
-            return s.count();
-        }
-    }
 
     /**
      * Queue room used to be released when the future handed to the caller completed, so a caller's
