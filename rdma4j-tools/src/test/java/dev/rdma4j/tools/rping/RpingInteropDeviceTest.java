@@ -173,7 +173,10 @@ class RpingInteropDeviceTest {
         assertThat(s.out()).as("%s", s).isEqualTo(pingLines("server ping data: ", count, size));
         // the C server's end, which the Java server repeats
         assertThat(s.err()).as("%s", s).isEqualTo("server DISCONNECT EVENT...\nwait for RDMA_READ_ADV state 10\n");
-        assertThat(client.err()).as("%s", client).isIn("", "client DISCONNECT EVENT...\n");
+        // C rping ignores (and reports) a TIMEWAIT_EXIT that arrives before it destroyed its id: on a loaded
+        // guest its teardown can outlast the CM's timewait (seen once); not the server's doing
+        String clientErr = client.err().replace("unhandled event: RDMA_CM_EVENT_TIMEWAIT_EXIT, ignoring\n", "");
+        assertThat(clientErr).as("%s", client).isIn("", "client DISCONNECT EVENT...\n");
     }
 
     /** The lines {@code -v} prints for {@code count} pings of {@code size} bytes. */
