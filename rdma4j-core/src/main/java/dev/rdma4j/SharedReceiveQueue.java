@@ -23,7 +23,8 @@ import java.util.function.Consumer;
  * raises {@link AsyncEventType#SRQ_LIMIT_REACHED} once and resets the limit to 0;
  * {@link #nextLimitEvent()} and {@link #addEventListener} deliver it (the context's async events must be
  * processed: {@code engine.watchAsyncEvents(ctx)} or {@link Context#processAsyncEvents()}), and
- * {@link #refillOnLimit} keeps the pool topped up and the limit re-armed by itself. The event comes through
+ * {@link #refillOnLimit} keeps the pool topped up and the limit re-armed by itself ({@link ReceivePool} does
+ * all of it for equal buffers carved from one region). The event comes through
  * the context's async fd, not the CQ: a poller can see the completion of the receive that crossed the limit
  * before the event is dispatched. {@link Context#processAsyncEvents()} is the barrier that waits for it.
  *

@@ -1,0 +1,174 @@
+package dev.rdma4j;
+
+import java.lang.foreign.MemorySegment;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * Equal receive buffers carved from one region and kept posted on a {@link SharedReceiveQueue}, so that a
+ * server needs no refill code: every buffer is posted at once ({@code ibv_post_srq_recv}); a receive's
+ * completion names its buffer (its wr_id, {@link #buffer(long)}); when the application
+ * is done with the bytes it gives the buffer back with {@link #release(long)}, which posts it again. The
+ * SRQ's limit event is the back-stop: a buffer whose repost failed (the queue momentarily full) is posted again
+ * when the number posted falls below a quarter of the pool ({@link SharedReceiveQueue#refillOnLimit}).
+ *
+ * <p>Completions of the SRQ must come only from this pool's receives (post nothing else on it). A failed
+ * receive completion (e.g. flushed when its QP went to error) still returns its buffer with
+ * {@link #release(long)}; nothing is reposted once the SRQ is in error or the pool is closed.
+ *
+ * <p>Threading: thread-safe; {@link #release(long)} may be called from any thread, the engine's included
+ * (it never blocks: posting is a provider call).
+ */
+public final class ReceivePool implements AutoCloseable {
+    private final SharedReceiveQueue srq;
+    private final MemoryRegion region;
+    private final long offset;
+    private final int slotSize;
+    private final int slots;
+    /** Per buffer: the generation its current wr_id carries (guarded by this). */
+    private final int[] generation;
+    /** Per buffer: released, but its repost failed; the limit event posts it (guarded by this). */
+    private final boolean[] waiting;
+    private final ReceiveBatch one = new ReceiveBatch(1, 1);
+    private final AtomicBoolean closed = new AtomicBoolean();
+
+    private ReceivePool(SharedReceiveQueue srq, MemoryRegion region, long offset, int slotSize, int slots) {
+        this.srq = srq;
+        this.region = region;
+        this.offset = offset;
+        this.slotSize = slotSize;
+        this.slots = slots;
+        this.generation = new int[slots];
+        this.waiting = new boolean[slots];
+    }
+
+    /**
+     * Carves {@code region} (from {@code offset}) into buffers of {@code slotSize} bytes, as many as fit and
+     * as the SRQ holds, posts them all, and arms the SRQ's limit at a quarter of them as the back-stop.
+     *
+     * @param srq      the shared receive queue (its receives must all come from this pool)
+     * @param region   receive memory of the SRQ's protection domain, with {@code LOCAL_WRITE}
+     * @param offset   where the buffers start in the region
+     * @param slotSize bytes per buffer, at least 1
+     * @return the pool, all buffers posted
+     * @throws IllegalArgumentException if not one buffer fits, or the region is of another protection domain
+     * @throws VerbsException if a post or arming the limit fails
+     */
+    public static ReceivePool create(SharedReceiveQueue srq, MemoryRegion region, long offset, int slotSize)
+            throws VerbsException {
+        if (slotSize < 1 || offset < 0 || offset > region.length()) {
+            throw new IllegalArgumentException("buffers of " + slotSize + " bytes from offset " + offset
+                    + " in a region of " + region.length());
+        }
+        if (region.protectionDomain() != srq.protectionDomain()) {
+            throw new IllegalArgumentException("the region belongs to another protection domain than the SRQ");
+        }
+        long fit = (region.length() - offset) / slotSize;
+        int n = (int) Math.min(fit, srq.query().maxWr());
+        if (n < 1) {
+            throw new IllegalArgumentException("no buffer of " + slotSize + " bytes fits in " + region);
+        }
+        ReceivePool pool = new ReceivePool(srq, region, offset, slotSize, n);
+        for (int i = 0; i < n; i++) {
+            pool.post(i);
+        }
+        srq.refillOnLimit(Math.max(1, n / 4), q -> pool.repostFree());
+        return pool;
+    }
+
+    /**
+     * How many buffers the pool has.
+     *
+     * @return the count
+     */
+    public int size() {
+        return slots;
+    }
+
+    /**
+     * The bytes of buffer {@code wrId} (a receive completion's wr_id), for reading until it is released.
+     *
+     * @param wrId the completion's wr_id
+     * @return the whole buffer (the completion's byte length says how much was received)
+     * @throws IllegalArgumentException if {@code wrId} names no buffer of this pool
+     */
+    public MemorySegment buffer(long wrId) {
+        return region.segment().asSlice(offset + (long) index(wrId) * slotSize, slotSize);
+    }
+
+    /**
+     * Gives buffer {@code wrId} back after its completion was polled: it is posted again at once
+     * ({@code ibv_post_srq_recv}) under a new wr_id, or, if that fails (the queue momentarily full), at the next
+     * limit event. Nothing is posted once the pool is closed or the SRQ in error or closed.
+     *
+     * @param wrId the completion's wr_id
+     * @throws IllegalArgumentException if {@code wrId} names no buffer of this pool
+     * @throws IllegalStateException    if that buffer was already released (its wr_id is stale)
+     */
+    public void release(long wrId) {
+        int i = index(wrId);
+        synchronized (this) {
+            if ((int) (wrId >>> 32) != generation[i]) {
+                throw new IllegalStateException("buffer " + i + " of the pool was already released (stale wr_id "
+                        + wrId + ")");
+            }
+            generation[i]++;
+            if (closed.get() || srq.isInError() || srq.isClosed()) {
+                return;
+            }
+            try {
+                postLocked(i);
+            } catch (VerbsException | IllegalStateException e) {
+                waiting[i] = true; // the limit event's repost takes it
+            }
+        }
+    }
+
+    /**
+     * How many released buffers wait for a repost that failed (normally 0).
+     *
+     * @return waiting buffers
+     */
+    public synchronized int waiting() {
+        int n = 0;
+        for (boolean w : waiting) {
+            n += w ? 1 : 0;
+        }
+        return n;
+    }
+
+    private int index(long wrId) {
+        long slot = wrId & 0xffff_ffffL;
+        if (wrId < 0 || slot >= slots) {
+            throw new IllegalArgumentException("wr_id " + wrId + " is no buffer of this pool of " + slots);
+        }
+        return (int) slot;
+    }
+
+    private synchronized void post(int i) throws VerbsException {
+        postLocked(i);
+    }
+
+    private void postLocked(int i) throws VerbsException {
+        long wrId = ((long) generation[i] << 32) | i;
+        srq.post(one.clear().receive(wrId, region, offset + (long) i * slotSize, slotSize));
+        waiting[i] = false;
+    }
+
+    private synchronized void repostFree() throws VerbsException {
+        for (int i = 0; i < slots && !closed.get(); i++) {
+            if (waiting[i]) {
+                postLocked(i);
+            }
+        }
+    }
+
+    /** Stops reposting; the SRQ and the region stay the caller's. */
+    @Override
+    public void close() {
+        if (closed.compareAndSet(false, true)) {
+            synchronized (this) {
+                one.close();
+            }
+        }
+    }
+}
