@@ -48,6 +48,11 @@ final class AccessImpl implements Access {
     }
 
     @Override
+    public void clearWrId(WorkCompletions wcs, int i) {
+        wcs.clearWrId(i);
+    }
+
+    @Override
     public void postChain(QueuePair qp, SendBatch batch, long idBase) throws VerbsException {
         qp.post(batch, true, idBase);
     }

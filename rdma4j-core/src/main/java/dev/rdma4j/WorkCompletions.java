@@ -130,6 +130,11 @@ public final class WorkCompletions implements AutoCloseable {
         return wcs;
     }
 
+    /** The engine's: completion {@code i} reports no wr_id (the caller gave none; rdma4j's token stays inside). */
+    void clearWrId(int i) {
+        WcView.wrId(wcs, check(i), 0L);
+    }
+
     void count(int n) {
         count = n;
     }

@@ -850,12 +850,12 @@ public final class AsyncQueuePair implements AutoCloseable {
         if (index < p.last) { // an earlier request of a chain: it reports only an error
             if (!wcs.isSuccess(i)) {
                 p.future().completeExceptionally(new WorkRequestException(p.what() + ", request " + index,
-                        withoutToken(wcs.get(i))));
+                        completionOf(wcs, i)));
             }
             return true;
         }
         p.room().release(p.permits());
-        WorkCompletion c = withoutToken(wcs.get(i));
+        WorkCompletion c = completionOf(wcs, i);
         if (c.isSuccess()) {
             p.future().complete(c);
         } else {
@@ -865,10 +865,9 @@ public final class AsyncQueuePair implements AutoCloseable {
     }
 
     /** The caller gave no wr_id: the completion it sees carries 0, not rdma4j's internal request token. */
-    private static WorkCompletion withoutToken(WorkCompletion c) {
-        return new WorkCompletion(0L, c.status(), c.opcode(), c.byteLength(), c.immediateData(), c.hasImmediate(),
-                c.qpNumber(), c.sourceQp(), c.flags(), c.pkeyIndex(), c.slid(), c.serviceLevel(), c.vendorError(),
-                c.buffer(), c.isReceive());
+    private static WorkCompletion completionOf(WorkCompletions wcs, int i) {
+        ACCESS.clearWrId(wcs, i);
+        return wcs.get(i);
     }
 
     void failPending(String reason) {

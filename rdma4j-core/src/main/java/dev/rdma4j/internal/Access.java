@@ -53,6 +53,9 @@ public interface Access {
     /** {@code QueuePair.post} for its driver. */
     void post(QueuePair qp, dev.rdma4j.SendBatch batch) throws VerbsException;
 
+    /** Sets the wr_id of completion {@code i} to 0 (a driver's request: the caller gave none). */
+    void clearWrId(dev.rdma4j.WorkCompletions wcs, int i);
+
     /** {@code QueuePair.post} for its driver. */
     void post(QueuePair qp, dev.rdma4j.ReceiveBatch batch) throws VerbsException;
 

@@ -83,7 +83,11 @@ class BlockingDeadlineDeviceTest {
                     outcome.set(t);
                 }
             });
-            Thread.sleep(500);
+            long parked = System.nanoTime() + TimeUnit.SECONDS.toNanos(T);
+            while (caller.getState() != Thread.State.WAITING && System.nanoTime() < parked) {
+                Thread.onSpinWait(); // until it waits for the completion
+            }
+            assertThat(caller.getState()).isEqualTo(Thread.State.WAITING);
             caller.interrupt();
             caller.join(TimeUnit.SECONDS.toMillis(T));
             assertThat(caller.isAlive()).isFalse();
