@@ -15,7 +15,8 @@ class ModuleDescriptorTest {
         Path classes = Path.of(Rdma.class.getProtectionDomain().getCodeSource().getLocation().toURI());
         ModuleDescriptor d = ModuleFinder.of(classes).find("dev.rdma4j").orElseThrow().descriptor();
         assertThat(d.exports()).extracting(ModuleDescriptor.Exports::source)
-                .containsExactlyInAnyOrder("dev.rdma4j", "dev.rdma4j.connect", "dev.rdma4j.engine");
+                .containsExactlyInAnyOrder("dev.rdma4j", "dev.rdma4j.connect", "dev.rdma4j.engine",
+                        "dev.rdma4j.net");
         assertThat(d.exports()).allMatch(e -> !e.isQualified());
         assertThat(d.packages()).contains("dev.rdma4j.internal.ffi");
         assertThat(d.requires()).extracting(ModuleDescriptor.Requires::name).containsExactly("java.base");

@@ -292,6 +292,14 @@ public final class CmConnection implements AutoCloseable {
                     stage = "the queue pair's set-up";
                     createQueuePair(setup);
                     setup.beforeConnect(queuePair);
+                    byte[] late = setup.connectPrivateData(queuePair);
+                    if (late != null) {
+                        if (late.length > PrivateData.CONNECT) {
+                            throw new IllegalArgumentException(
+                                    "rdma_cm private data is at most 56 bytes on connect: " + late.length);
+                        }
+                        myPrivateData = PrivateData.frame(late, PrivateData.CONNECT);
+                    }
                     stage = "the peer's answer to the connect request (rdma_connect): no host at that address,"
                             + " or it does not answer";
                     id.run("rdma_connect", i -> {

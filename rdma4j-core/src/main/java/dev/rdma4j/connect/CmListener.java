@@ -56,7 +56,8 @@ public final class CmListener implements AutoCloseable {
     /**
      * The next connection request.
      *
-     * @return completes on the engine thread when a peer connects
+     * @return completes on the engine thread when a peer connects; cancelling it (e.g. after a timeout) gives
+     *         up the wait, and the request it would have had goes to the next caller
      */
     public synchronized CompletableFuture<CmConnectionRequest> nextRequest() {
         if (closed) {
@@ -83,20 +84,24 @@ public final class CmListener implements AutoCloseable {
     private void onEvent(RdmaCm.Event e, CmId requestId) {
         if (requestId != null) {
             CmConnectionRequest r = new CmConnectionRequest(channel, requestId, e.privateData());
-            CompletableFuture<CmConnectionRequest> f;
-            synchronized (this) {
-                if (closed) { // raced close(): answer the peer now rather than never
-                    r.rejectQuietly();
-                    f = null;
-                } else {
+            for (;;) {
+                CompletableFuture<CmConnectionRequest> f;
+                synchronized (this) {
+                    if (closed) { // raced close(): answer the peer now rather than never
+                        r.rejectQuietly();
+                        break;
+                    }
                     f = waiting.poll();
                     if (f == null) {
                         requests.add(r);
+                        break;
                     }
                 }
-            }
-            if (f != null) {
-                f.complete(r);
+                if (f.complete(r)) {
+                    break;
+                }
+                // the caller cancelled that future (e.g. its accept timed out): the next one, or the queue,
+                // takes the request, which would otherwise stay unanswered until the channel closes
             }
         }
         CmEvent value = new CmEvent(CmEventType.of(e.type()), e.status(), e.privateData());

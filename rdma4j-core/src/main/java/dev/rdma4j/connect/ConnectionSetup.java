@@ -39,7 +39,25 @@ public interface ConnectionSetup {
     }
 
     /**
-     * This setup with {@code hook} as its {@link #beforeConnect} (replacing this one's).
+     * The private data of {@code rdma_connect} when it depends on what {@link #configure} made, e.g. the
+     * address and rkey of a region registered there (in C: register after {@code rdma_resolve_route},
+     * then {@code rdma_connect} with them). Active side only: called on the engine thread after
+     * {@link #beforeConnect}, just before {@code rdma_connect}; at most 56 bytes (52 keep their length at an
+     * rdma4j peer). The passive side needs no such hook: {@link CmConnectionRequest#context()} is known
+     * before {@link CmConnectionRequest#accept} takes its private data.
+     *
+     * @param queuePair the new queue pair (in INIT)
+     * @return the bytes to send instead of those given to {@link CmConnection#connect}; {@code null} (the
+     *         default) to send those
+     * @throws VerbsException if reading what to send fails
+     */
+    default byte[] connectPrivateData(QueuePair queuePair) throws VerbsException {
+        return null;
+    }
+
+    /**
+     * This setup with {@code hook} as its {@link #beforeConnect} (replacing this one's; its
+     * {@link #connectPrivateData} is kept).
      *
      * @param hook e.g. {@code qp -> qp.postReceive(1, region, 0, 4096)}
      * @return a new setup
@@ -56,6 +74,11 @@ public interface ConnectionSetup {
             @Override
             public void beforeConnect(QueuePair queuePair) throws VerbsException {
                 hook.prepare(queuePair);
+            }
+
+            @Override
+            public byte[] connectPrivateData(QueuePair queuePair) throws VerbsException {
+                return self.connectPrivateData(queuePair);
             }
         };
     }

@@ -1,0 +1,778 @@
+package dev.rdma4j.net;
+
+import dev.rdma4j.AccessFlag;
+import dev.rdma4j.CompletionQueue;
+import dev.rdma4j.MemoryRegion;
+import dev.rdma4j.ProtectionDomain;
+import dev.rdma4j.QpEndpoint;
+import dev.rdma4j.QpType;
+import dev.rdma4j.QueuePair;
+import dev.rdma4j.ReceivePool;
+import dev.rdma4j.RemoteRegion;
+import dev.rdma4j.SharedReceiveQueue;
+import dev.rdma4j.VerbsException;
+import dev.rdma4j.WorkCompletion;
+import dev.rdma4j.connect.CmConnection;
+import dev.rdma4j.connect.EndpointExchange;
+import dev.rdma4j.engine.AsyncQueuePair;
+import dev.rdma4j.engine.CompletionEngine;
+import dev.rdma4j.engine.WorkRequestException;
+import dev.rdma4j.engine.WorkRequestTimeoutException;
+import dev.rdma4j.internal.EngineThreads;
+import java.io.EOFException;
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.SocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.AsynchronousCloseException;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * A reliable connection (RC) with its buffers, from {@link RdmaClient#connect} or {@link RdmaServer#accept}:
+ * messages ({@link #send}, {@link #receive}) through registered buffers that were posted before the peer could
+ * send, and RDMA write and read ({@link #write}, {@link #read}) between the region this side exposes
+ * ({@link #region()}) and the one the peer exposed ({@link #peerRegion()}), exchanged while connecting.
+ * Every operation has a future form ({@code xxxAsync}) and a blocking one with a deadline (the options'
+ * timeout, or a {@link Duration}); the verbs stay reachable underneath ({@link #queuePair()},
+ * {@link #asyncQueuePair()}, {@link #protectionDomain()}).
+ *
+ * <p><b>Ending.</b> When the peer closes, messages it sent before are still received, then {@link #receive}
+ * throws {@link EOFException}. {@link #close()} disconnects and frees everything the connection made (and,
+ * for a client, its engine and device); receives waiting in other threads fail with
+ * {@link AsynchronousCloseException}, later calls with {@link IllegalStateException}.
+ *
+ * <p>Threading: thread-safe. Futures complete on the engine thread: continuations attached to them must not
+ * block (the blocking methods refuse to run there). Sends are posted in the order they were called (those
+ * beyond the send buffers wait, copied, in order).
+ */
+public final class RdmaConnection implements AutoCloseable {
+    /** Send queue room beyond the send buffers, for writes, reads and the caller's own requests. */
+    private static final int EXTRA_SENDS = 16;
+
+    private final RdmaOptions options;
+    private final CompletionEngine engine;
+    private final String name;
+    private final Runnable onClose;
+    private final int size;
+    /** What the connection made and closes after its queue pair, newest last (guarded by itself). */
+    private final List<AutoCloseable> owned = new ArrayList<>();
+    private final ReentrantLock lock = new ReentrantLock();
+    /** Received, not yet taken (guarded by lock); non-empty only while {@link #waiters} is empty. */
+    private final ArrayDeque<Message> inbox = new ArrayDeque<>();
+    private final ArrayDeque<CompletableFuture<Message>> waiters = new ArrayDeque<>();
+    /** Why receiving ended, once it did (guarded by lock). */
+    private Throwable ended;
+    private final AtomicBoolean closed = new AtomicBoolean();
+    private volatile boolean peerGone;
+    private final ReentrantLock sendLock = new ReentrantLock();
+    /** Free send buffers, a stack (guarded by sendLock). */
+    private int[] freeSlots;
+    private int free;
+    /** Sends waiting for a buffer, in call order (guarded by sendLock). */
+    private final ArrayDeque<PendingSend> pending = new ArrayDeque<>();
+
+    private ProtectionDomain pd;
+    private MemoryRegion sendRegion;
+    private MemoryRegion recvRegion;
+    private MemoryRegion exposed;
+    private RdmaServer.SharedReceive shared;
+    private volatile QueuePair qp;
+    private volatile AsyncQueuePair aq;
+    private volatile CmConnection cm;
+    private volatile Socket socket;
+    private volatile RemoteRegion peerRegion;
+    private volatile InetSocketAddress peerAddress;
+
+    /** A send waiting for a buffer. */
+    private record PendingSend(MemorySegment data, CompletableFuture<Void> result) {
+    }
+
+    RdmaConnection(RdmaOptions options, CompletionEngine engine, String name, Runnable onClose) {
+        this.options = options;
+        this.engine = engine;
+        this.name = name;
+        this.onClose = onClose;
+        this.size = options.messageSize();
+    }
+
+    <T extends AutoCloseable> T own(T resource) {
+        synchronized (owned) {
+            owned.add(resource);
+        }
+        return resource;
+    }
+
+    /**
+     * Allocates the buffers and the completion queue on {@code pd} and describes the queue pair: receives on
+     * a receive queue of its own, or on the server's shared one.
+     */
+    QueuePair.Builder allocate(ProtectionDomain pd, RdmaServer.SharedReceive shared) throws VerbsException {
+        this.pd = pd;
+        this.shared = shared;
+        int sends = options.sendBuffers();
+        sendRegion = own(pd.allocate((long) sends * size, AccessFlag.LOCAL_WRITE));
+        freeSlots = new int[sends];
+        for (int i = 0; i < sends; i++) {
+            freeSlots[i] = sends - 1 - i;
+        }
+        free = sends;
+        if (options.exposedBytes() > 0) {
+            exposed = own(pd.allocate(options.exposedBytes(), AccessFlag.LOCAL_WRITE, AccessFlag.REMOTE_READ,
+                    AccessFlag.REMOTE_WRITE));
+        }
+        if (shared == null) {
+            int receives = options.receiveBuffers();
+            recvRegion = own(pd.allocate((long) receives * size, AccessFlag.LOCAL_WRITE));
+            CompletionQueue cq = own(engine.createCompletionQueue(pd.context(), sends + EXTRA_SENDS + receives));
+            return QueuePair.builder(pd, QpType.RC).completionQueue(cq).capacity(sends + EXTRA_SENDS, receives);
+        }
+        CompletionQueue cq = own(engine.createCompletionQueue(pd.context(), sends + EXTRA_SENDS));
+        return QueuePair.builder(pd, QpType.RC).sendCompletionQueue(cq).receiveCompletionQueue(shared.cq())
+                .sharedReceiveQueue(shared.srq()).capacity(sends + EXTRA_SENDS, 1);
+    }
+
+    /** With the queue pair made (INIT or later): drive it through the engine and post the receives. */
+    void prepare(QueuePair queuePair) throws VerbsException {
+        qp = queuePair;
+        aq = engine.wrap(queuePair);
+        if (shared != null) {
+            shared.attach(queuePair.qpNumber(), this);
+        } else {
+            for (int i = 0; i < options.receiveBuffers(); i++) {
+                postReceive(i);
+            }
+        }
+    }
+
+    /** This side's exposed region for the peer: 20 bytes (address, length, rkey), or none. */
+    byte[] regionPrivateData() {
+        if (exposed == null) {
+            return new byte[0];
+        }
+        return ByteBuffer.allocate(20).putLong(exposed.address()).putLong(exposed.length()).putInt(exposed.rkey())
+                .array();
+    }
+
+    static RemoteRegion peerRegionOf(byte[] privateData) {
+        if (privateData.length < 20) {
+            return null;
+        }
+        ByteBuffer b = ByteBuffer.wrap(privateData);
+        long address = b.getLong();
+        long length = b.getLong();
+        int rkey = b.getInt();
+        return length > 0 ? new RemoteRegion(address, length, rkey) : null;
+    }
+
+    /** rdma_cm: ESTABLISHED. */
+    void established(CmConnection connection) {
+        cm = connection;
+        peerRegion = peerRegionOf(connection.peerPrivateData());
+        peerAddress = connection.peerAddress();
+        connection.disconnected().whenComplete((v, e) -> peerClosed());
+    }
+
+    /**
+     * TCP: exchanges endpoints and regions over {@code s}, brings the queue pair to RTS, posts the receives,
+     * passes a barrier with the peer, then watches the socket for the peer's end.
+     */
+    void handshake(Socket s, QueuePair queuePair) throws IOException {
+        socket = s;
+        qp = queuePair;
+        s.setSoTimeout((int) Math.min(Integer.MAX_VALUE, Math.max(1, options.timeout().toMillis())));
+        int psn = ThreadLocalRandom.current().nextInt(1 << 24);
+        QpEndpoint me = queuePair.localEndpoint(psn);
+        EndpointExchange.Offer mine = exposed == null ? EndpointExchange.Offer.of(me)
+                : EndpointExchange.Offer.of(me, exposed.remote());
+        EndpointExchange.Offer peer = EndpointExchange.exchange(s, mine);
+        queuePair.connect(peer.endpoint(), psn);
+        prepare(queuePair);
+        EndpointExchange.sync(s);
+        peerRegion = peer.regions().isEmpty() ? null : peer.regions().get(0);
+        SocketAddress remote = s.getRemoteSocketAddress();
+        peerAddress = remote instanceof InetSocketAddress i ? i : null;
+        s.setSoTimeout(0);
+        Thread.ofVirtual().name("rdma4j-tcp-watch " + name).start(() -> {
+            try {
+                while (s.getInputStream().read() >= 0) {
+                    // the peer sends nothing more after its sync; its end is end of stream
+                }
+            } catch (IOException closedOrReset) {
+                // closed by this side, or reset by the peer: either way the connection is over
+            }
+            peerClosed();
+        });
+    }
+
+    /** The peer closed (or this side is closing): the queue pair goes to ERROR, so its receives flush. */
+    private void peerClosed() {
+        if (!closed.get()) {
+            peerGone = true;
+        }
+        QueuePair q = qp;
+        if (q != null && cm == null) {
+            try {
+                q.toError();
+            } catch (VerbsException | IllegalStateException ignored) {
+                // closed already
+            }
+        }
+        if (shared != null) {
+            // a shared receive queue flushes nothing: end once the engine has dispatched what it polled
+            try {
+                engine.execute(() -> end(new EOFException("the peer closed the connection " + name)));
+            } catch (java.util.concurrent.RejectedExecutionException engineClosed) {
+                end(new EOFException("the peer closed the connection " + name));
+            }
+        }
+    }
+
+    private void postReceive(int slot) {
+        CompletableFuture<WorkCompletion> f;
+        try {
+            f = aq.receiveAsync(recvRegion, (long) slot * size, size);
+        } catch (RuntimeException e) {
+            end(receiveFailure(e));
+            return;
+        }
+        f.whenComplete((wc, e) -> received(slot, wc, e));
+    }
+
+    private void received(int slot, WorkCompletion wc, Throwable e) {
+        if (e == null && wc.isSuccess()) {
+            deliver(new Message(this::repost, slot, recvRegion.segment().asSlice((long) slot * size,
+                    wc.byteLength())));
+        } else {
+            end(receiveFailure(e != null ? e : new WorkRequestException("receive", wc)));
+        }
+    }
+
+    /** A receive of the shared queue, for this connection (engine thread). */
+    void receivedShared(ReceivePool pool, WorkCompletion wc) {
+        if (wc.isSuccess()) {
+            deliver(new Message(pool::release, wc.wrId(), pool.buffer(wc.wrId()).asSlice(0, wc.byteLength())));
+        } else {
+            pool.release(wc.wrId());
+            end(receiveFailure(new WorkRequestException("receive", wc)));
+        }
+    }
+
+    private void repost(long slot) {
+        lock.lock();
+        try {
+            if (ended != null || closed.get()) {
+                return; // the queue pair is going away: nothing to receive into
+            }
+        } finally {
+            lock.unlock();
+        }
+        postReceive((int) slot);
+    }
+
+    private Throwable receiveFailure(Throwable e) {
+        Throwable cause = e instanceof java.util.concurrent.CompletionException && e.getCause() != null
+                ? e.getCause() : e;
+        if (closed.get()) {
+            AsynchronousCloseException c = new AsynchronousCloseException();
+            c.initCause(cause);
+            return c;
+        }
+        boolean flushed = cause instanceof WorkRequestException w && w.status() == dev.rdma4j.WcStatus.WR_FLUSH_ERR;
+        if (peerGone || flushed && cm != null && cm.disconnected().isDone()) {
+            return new EOFException("the peer closed the connection " + name);
+        }
+        return new IOException("receiving on " + name + " failed", cause);
+    }
+
+    private void deliver(Message m) {
+        for (;;) {
+            CompletableFuture<Message> f;
+            lock.lock();
+            try {
+                if (closed.get()) {
+                    f = null;
+                } else {
+                    f = waiters.poll();
+                    if (f == null) {
+                        inbox.add(m);
+                        return;
+                    }
+                }
+            } finally {
+                lock.unlock();
+            }
+            if (f == null) {
+                m.close(); // closing: give the buffer back (a shared pool keeps it)
+                return;
+            }
+            if (f.complete(m)) {
+                return;
+            }
+            // that receiver gave up (cancelled, timed out): the next one, or the inbox, takes the message
+        }
+    }
+
+    private void end(Throwable cause) {
+        List<CompletableFuture<Message>> failed;
+        lock.lock();
+        try {
+            if (ended == null) {
+                ended = cause;
+            }
+            failed = new ArrayList<>(waiters);
+            waiters.clear();
+        } finally {
+            lock.unlock();
+        }
+        for (CompletableFuture<Message> f : failed) {
+            f.completeExceptionally(ended);
+        }
+    }
+
+    /**
+     * The next message, when it arrives; messages are taken in the order they arrived. Cancelling the
+     * future gives up the wait without losing a message.
+     *
+     * @return completes (on the engine thread, unless a message was waiting) with the message, or
+     *         exceptionally with {@link EOFException} once the peer closed and every earlier message was
+     *         taken, {@link AsynchronousCloseException} when this connection closes, or an
+     *         {@link IOException} naming a failed receive
+     * @throws IllegalStateException if the connection is closed
+     */
+    public CompletableFuture<Message> receiveAsync() {
+        ensureOpen();
+        lock.lock();
+        try {
+            Message m = inbox.poll();
+            if (m != null) {
+                return CompletableFuture.completedFuture(m);
+            }
+            if (ended != null) {
+                return CompletableFuture.failedFuture(ended);
+            }
+            CompletableFuture<Message> f = new CompletableFuture<>();
+            waiters.add(f);
+            return f;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Waits for the next message, at most the options' timeout.
+     *
+     * @return the message: close it to give its buffer back
+     * @throws EOFException                 once the peer closed and every earlier message was taken
+     * @throws WorkRequestTimeoutException  when the deadline passes (no message is lost)
+     * @throws IOException                  if receiving failed
+     * @throws InterruptedException         if interrupted
+     */
+    public Message receive() throws IOException, InterruptedException {
+        return receive(options.timeout());
+    }
+
+    /**
+     * Waits for the next message, at most {@code timeout}.
+     *
+     * @param timeout the deadline
+     * @return the message: close it to give its buffer back
+     * @throws EOFException                 once the peer closed and every earlier message was taken
+     * @throws WorkRequestTimeoutException  when the deadline passes (no message is lost)
+     * @throws IOException                  if receiving failed
+     * @throws InterruptedException         if interrupted
+     */
+    public Message receive(Duration timeout) throws IOException, InterruptedException {
+        EngineThreads.refuseBlocking("RdmaConnection.receive");
+        return await(receiveAsync(), timeout, "receive", false);
+    }
+
+    /**
+     * Sends a message ({@code ibv_post_send}, {@code IBV_WR_SEND}): copies it into a send buffer and posts it;
+     * when all send buffers are in flight, a copy waits its turn.
+     *
+     * @param data at most the options' message size
+     * @return completes when the peer acknowledged the message (its receive completed)
+     * @throws IllegalArgumentException if the message is larger than the buffers
+     * @throws IllegalStateException    if the connection is closed
+     */
+    public CompletableFuture<Void> sendAsync(MemorySegment data) {
+        if (data.byteSize() > size) {
+            throw new IllegalArgumentException("a message of " + data.byteSize() + " bytes does not fit the "
+                    + size + "-byte buffers (RdmaOptions.messageSize)");
+        }
+        ensureOpen();
+        CompletableFuture<Void> result = new CompletableFuture<>();
+        int slot;
+        CompletableFuture<WorkCompletion> posted;
+        sendLock.lock();
+        try {
+            if (free == 0 || !pending.isEmpty()) {
+                MemorySegment copy = MemorySegment.ofArray(new byte[(int) data.byteSize()]).copyFrom(data);
+                pending.add(new PendingSend(copy, result));
+                return result;
+            }
+            slot = freeSlots[--free];
+            posted = postSend(slot, data);
+        } finally {
+            sendLock.unlock();
+        }
+        posted.whenComplete((wc, e) -> sent(slot, result, e));
+        return result;
+    }
+
+    /**
+     * {@link #sendAsync(MemorySegment)} of an array.
+     *
+     * @param data the bytes
+     * @return completes when the peer acknowledged the message
+     */
+    public CompletableFuture<Void> sendAsync(byte[] data) {
+        return sendAsync(MemorySegment.ofArray(data));
+    }
+
+    /**
+     * Sends a message and waits, at most the options' timeout, until the peer acknowledged it.
+     *
+     * @param data at most the options' message size
+     * @throws WorkRequestTimeoutException at the deadline (the send stays posted until the device completes it)
+     * @throws IOException                 if the send failed ({@link WorkRequestException} with its status)
+     * @throws InterruptedException        if interrupted
+     */
+    public void send(MemorySegment data) throws IOException, InterruptedException {
+        send(data, options.timeout());
+    }
+
+    /**
+     * {@link #send(MemorySegment)} of an array.
+     *
+     * @param data the bytes
+     * @throws IOException          if the send failed or timed out
+     * @throws InterruptedException if interrupted
+     */
+    public void send(byte[] data) throws IOException, InterruptedException {
+        send(MemorySegment.ofArray(data), options.timeout());
+    }
+
+    /**
+     * Sends a message and waits, at most {@code timeout}, until the peer acknowledged it.
+     *
+     * @param data    at most the options' message size
+     * @param timeout the deadline
+     * @throws WorkRequestTimeoutException at the deadline (the send stays posted until the device completes it)
+     * @throws IOException                 if the send failed ({@link WorkRequestException} with its status)
+     * @throws InterruptedException        if interrupted
+     */
+    public void send(MemorySegment data, Duration timeout) throws IOException, InterruptedException {
+        EngineThreads.refuseBlocking("RdmaConnection.send");
+        await(sendAsync(data), timeout, "send", true);
+    }
+
+    private CompletableFuture<WorkCompletion> postSend(int slot, MemorySegment data) {
+        long offset = (long) slot * size;
+        MemorySegment.copy(data, 0, sendRegion.segment(), offset, data.byteSize());
+        try {
+            return aq.sendAsync(sendRegion, offset, (int) data.byteSize());
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    private void sent(int slot, CompletableFuture<Void> result, Throwable e) {
+        if (e == null) {
+            result.complete(null);
+        } else {
+            result.completeExceptionally(e instanceof java.util.concurrent.CompletionException c
+                    && c.getCause() != null ? c.getCause() : e);
+        }
+        PendingSend next;
+        CompletableFuture<WorkCompletion> posted = null;
+        sendLock.lock();
+        try {
+            next = pending.poll();
+            if (next == null) {
+                freeSlots[free++] = slot;
+            } else {
+                posted = postSend(slot, next.data());
+            }
+        } finally {
+            sendLock.unlock();
+        }
+        if (next != null) {
+            CompletableFuture<Void> r = next.result();
+            posted.whenComplete((wc, x) -> sent(slot, r, x));
+        }
+    }
+
+    /**
+     * RDMA write ({@code IBV_WR_RDMA_WRITE}) of {@code length} bytes at {@code localOffset} in
+     * {@link #region()} to {@code remoteOffset} in {@link #peerRegion()}.
+     *
+     * @param localOffset  where the bytes are in this side's region
+     * @param remoteOffset where they go in the peer's
+     * @param length       bytes
+     * @return completes when the write is done at the peer
+     * @throws IllegalStateException if either side exposes no region, or the connection is closed
+     */
+    public CompletableFuture<Void> writeAsync(long localOffset, long remoteOffset, int length) {
+        ensureOpen();
+        return aq.writeAsync(region(), localOffset, length, peerRegion(), remoteOffset).thenApply(wc -> null);
+    }
+
+    /**
+     * RDMA write, waiting at most the options' timeout: see {@link #writeAsync}.
+     *
+     * @param localOffset  where the bytes are in this side's region
+     * @param remoteOffset where they go in the peer's
+     * @param length       bytes
+     * @throws IOException          if the write failed or timed out
+     * @throws InterruptedException if interrupted
+     */
+    public void write(long localOffset, long remoteOffset, int length) throws IOException, InterruptedException {
+        ensureOpen();
+        aq.write(region(), localOffset, length, peerRegion(), remoteOffset, options.timeout());
+    }
+
+    /**
+     * RDMA read ({@code IBV_WR_RDMA_READ}) of {@code length} bytes at {@code remoteOffset} in
+     * {@link #peerRegion()} into {@code localOffset} in {@link #region()}.
+     *
+     * @param localOffset  where the bytes land in this side's region
+     * @param remoteOffset where they are in the peer's
+     * @param length       bytes
+     * @return completes when the bytes are in this side's region
+     * @throws IllegalStateException if either side exposes no region, or the connection is closed
+     */
+    public CompletableFuture<Void> readAsync(long localOffset, long remoteOffset, int length) {
+        ensureOpen();
+        return aq.readAsync(region(), localOffset, length, peerRegion(), remoteOffset).thenApply(wc -> null);
+    }
+
+    /**
+     * RDMA read, waiting at most the options' timeout: see {@link #readAsync}.
+     *
+     * @param localOffset  where the bytes land in this side's region
+     * @param remoteOffset where they are in the peer's
+     * @param length       bytes
+     * @throws IOException          if the read failed or timed out
+     * @throws InterruptedException if interrupted
+     */
+    public void read(long localOffset, long remoteOffset, int length) throws IOException, InterruptedException {
+        ensureOpen();
+        aq.read(region(), localOffset, length, peerRegion(), remoteOffset, options.timeout());
+    }
+
+    /**
+     * The region this side exposes to the peer ({@link RdmaOptions.Builder#exposeRegion}): fill it through
+     * {@code region().segment()} for {@link #write}, read what {@link #read} or the peer's writes put there.
+     *
+     * @return the region ({@code LOCAL_WRITE}, {@code REMOTE_READ}, {@code REMOTE_WRITE})
+     * @throws IllegalStateException if the options expose none
+     */
+    public MemoryRegion region() {
+        if (exposed == null) {
+            throw new IllegalStateException(name + " exposes no region: set RdmaOptions.Builder.exposeRegion");
+        }
+        return exposed;
+    }
+
+    /**
+     * The region the peer exposed (address, length, rkey), received while connecting.
+     *
+     * @return the peer's region
+     * @throws IllegalStateException if the peer exposes none
+     */
+    public RemoteRegion peerRegion() {
+        RemoteRegion r = peerRegion;
+        if (r == null) {
+            throw new IllegalStateException("the peer of " + name + " exposes no region (its exposeRegion is 0)");
+        }
+        return r;
+    }
+
+    /**
+     * The queue pair (RTS), for queries and the verbs this class does not offer; the connection drives it
+     * through {@link #asyncQueuePair()}, so post on that, not on the queue pair.
+     *
+     * @return the queue pair
+     */
+    public QueuePair queuePair() {
+        return qp;
+    }
+
+    /**
+     * The connection's driver of its queue pair: every verb as a future (atomics, immediate data, chains).
+     * Its receives would compete with the connection's: post sends, writes, reads and atomics.
+     *
+     * @return the async queue pair
+     */
+    public AsyncQueuePair asyncQueuePair() {
+        return aq;
+    }
+
+    /**
+     * The protection domain of the connection's memory: register more regions here.
+     *
+     * @return the protection domain
+     */
+    public ProtectionDomain protectionDomain() {
+        return pd;
+    }
+
+    /**
+     * The engine that drives the connection.
+     *
+     * @return the engine
+     */
+    public CompletionEngine engine() {
+        return engine;
+    }
+
+    /**
+     * The peer's address (rdma_cm's, or the TCP connection's).
+     *
+     * @return the address, or null if unknown
+     */
+    public InetSocketAddress peerAddress() {
+        return peerAddress;
+    }
+
+    /**
+     * Whether {@link #close()} was called.
+     *
+     * @return true once closed
+     */
+    public boolean isClosed() {
+        return closed.get();
+    }
+
+    /**
+     * Disconnects ({@code rdma_disconnect}, or closing the TCP connection) and frees the queue pair, buffers
+     * and completion queue, then what a client's connection owns (protection domain, device, engine).
+     * Receives waiting in other threads fail with {@link AsynchronousCloseException}; sends, writes and reads
+     * in flight fail; messages not yet taken go back. Idempotent; do not call it on the engine thread.
+     */
+    @Override
+    public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        List<Message> left;
+        lock.lock();
+        try {
+            left = new ArrayList<>(inbox);
+            inbox.clear();
+        } finally {
+            lock.unlock();
+        }
+        left.forEach(Message::close);
+        end(new AsynchronousCloseException());
+        RuntimeException failure = null;
+        CmConnection c = cm;
+        if (c != null) {
+            try {
+                c.disconnect();
+            } catch (VerbsException | IllegalStateException ignored) {
+                // the peer disconnected first, or the connection is gone
+            }
+        }
+        QueuePair q = qp;
+        if (shared != null && q != null) {
+            shared.detach(q.qpNumber());
+        }
+        failure = closeQuietly(aq, failure);
+        failure = closeQuietly(c, failure);
+        failure = closeQuietly(socket, failure);
+        failure = closeQuietly(q, failure);
+        List<AutoCloseable> mine;
+        synchronized (owned) {
+            mine = new ArrayList<>(owned);
+            owned.clear();
+        }
+        for (int i = mine.size() - 1; i >= 0; i--) {
+            failure = closeQuietly(mine.get(i), failure);
+        }
+        if (onClose != null) {
+            onClose.run();
+        }
+        if (failure != null) {
+            throw failure;
+        }
+    }
+
+    private static RuntimeException closeQuietly(AutoCloseable r, RuntimeException failure) {
+        if (r == null) {
+            return failure;
+        }
+        try {
+            r.close();
+            return failure;
+        } catch (Exception e) {
+            RuntimeException f = failure != null ? failure
+                    : new IllegalStateException("closing an RDMA connection left something open");
+            f.addSuppressed(e);
+            return f;
+        }
+    }
+
+    private void ensureOpen() {
+        if (closed.get()) {
+            throw new IllegalStateException(name + " is closed");
+        }
+    }
+
+    static <T> T await(CompletableFuture<T> f, Duration timeout, String what, boolean posted)
+            throws IOException, InterruptedException {
+        try {
+            return f.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+        } catch (TimeoutException e) {
+            if (f.cancel(false) || !f.isDone()) {
+                throw new WorkRequestTimeoutException(what, timeout, posted);
+            }
+            return await(f, timeout, what, posted); // completed as it timed out
+        } catch (InterruptedException e) {
+            f.cancel(false);
+            throw e;
+        } catch (CancellationException e) {
+            throw new IOException(what + " was cancelled", e);
+        } catch (ExecutionException e) {
+            Throwable cause = e.getCause();
+            if (cause instanceof IOException io) {
+                // the future's exception was made on another thread: keep this caller's stack as well
+                IOException mine = copyOf(io);
+                throw mine != null ? mine : io;
+            }
+            if (cause instanceof RuntimeException r) {
+                throw r;
+            }
+            throw new IOException(what + " failed", cause);
+        }
+    }
+
+    private static IOException copyOf(IOException io) {
+        if (io instanceof EOFException) {
+            return (IOException) new EOFException(io.getMessage()).initCause(io);
+        }
+        if (io instanceof AsynchronousCloseException) {
+            return (IOException) new AsynchronousCloseException().initCause(io);
+        }
+        return null;
+    }
+
+    @Override
+    public String toString() {
+        return "RdmaConnection(" + name + (closed.get() ? ", closed" : "") + ")";
+    }
+}

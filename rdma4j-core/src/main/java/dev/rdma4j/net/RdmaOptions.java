@@ -1,0 +1,321 @@
+package dev.rdma4j.net;
+
+import dev.rdma4j.engine.CompletionEngine;
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * How {@link RdmaServer} and {@link RdmaClient} set up connections: immutable, made by {@link #builder()}.
+ * Both sides of a connection should use the same message size.
+ *
+ * <p>Thread-safe (immutable).
+ */
+public final class RdmaOptions {
+    /** How the two sides of a connection find each other. */
+    public enum Exchange {
+        /**
+         * rdma_cm: {@code rdma_resolve_addr}, {@code rdma_connect}/{@code rdma_accept}; the address is the
+         * peer's IP address on the RDMA device (its RoCE GID), the port an rdma_cm port.
+         */
+        RDMA_CM,
+        /**
+         * A TCP connection to the address carries both queue pairs' endpoints (LID, QP number, PSN, GID) and
+         * regions, then stays open: its end is the peer's disconnect. The device is {@link #device()}'s.
+         */
+        TCP
+    }
+
+    private final Exchange exchange;
+    private final String device;
+    private final int messageSize;
+    private final int receiveBuffers;
+    private final int sendBuffers;
+    private final long exposedBytes;
+    private final boolean sharedReceiveQueue;
+    private final Duration timeout;
+    private final CompletionEngine engine;
+    private final int backlog;
+
+    private RdmaOptions(Builder b) {
+        this.exchange = b.exchange;
+        this.device = b.device;
+        this.messageSize = b.messageSize;
+        this.receiveBuffers = b.receiveBuffers;
+        this.sendBuffers = b.sendBuffers;
+        this.exposedBytes = b.exposedBytes;
+        this.sharedReceiveQueue = b.sharedReceiveQueue;
+        this.timeout = b.timeout;
+        this.engine = b.engine;
+        this.backlog = b.backlog;
+    }
+
+    /**
+     * The defaults: rdma_cm, 4 KiB messages, 16 receive and 16 send buffers, no exposed region, a receive
+     * queue per connection, 30 s deadlines, an engine of the server's or connection's own.
+     *
+     * @return the default options
+     */
+    public static RdmaOptions defaults() {
+        return builder().build();
+    }
+
+    /**
+     * A builder starting from the defaults.
+     *
+     * @return a new builder
+     */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /**
+     * How the sides find each other.
+     *
+     * @return the exchange
+     */
+    public Exchange exchange() {
+        return exchange;
+    }
+
+    /**
+     * The RDMA device of {@link Exchange#TCP} connections ({@code null}: {@code RDMA4J_DEVICE}, else the
+     * first device); rdma_cm picks the device from the address.
+     *
+     * @return the device name, or null
+     */
+    public String device() {
+        return device;
+    }
+
+    /**
+     * The size of each send and receive buffer: the largest message.
+     *
+     * @return bytes
+     */
+    public int messageSize() {
+        return messageSize;
+    }
+
+    /**
+     * Receive buffers posted per connection (per server with {@link #sharedReceiveQueue()}).
+     *
+     * @return the count
+     */
+    public int receiveBuffers() {
+        return receiveBuffers;
+    }
+
+    /**
+     * Send buffers per connection: sends in flight at once (more wait in order).
+     *
+     * @return the count
+     */
+    public int sendBuffers() {
+        return sendBuffers;
+    }
+
+    /**
+     * The size of the region each side exposes to its peer for RDMA read and write (0: none).
+     *
+     * @return bytes
+     */
+    public long exposedBytes() {
+        return exposedBytes;
+    }
+
+    /**
+     * Whether a server's connections share one receive queue and its buffers (one SRQ per device).
+     *
+     * @return true for one shared receive queue
+     */
+    public boolean sharedReceiveQueue() {
+        return sharedReceiveQueue;
+    }
+
+    /**
+     * The deadline of connecting and of every blocking call without a {@link Duration} of its own.
+     *
+     * @return the timeout
+     */
+    public Duration timeout() {
+        return timeout;
+    }
+
+    /**
+     * The caller's completion engine, or {@code null} for one of the server's or connection's own.
+     *
+     * @return the engine, or null
+     */
+    public CompletionEngine engine() {
+        return engine;
+    }
+
+    /**
+     * A server's rdma_cm or TCP backlog.
+     *
+     * @return the backlog
+     */
+    public int backlog() {
+        return backlog;
+    }
+
+    @Override
+    public String toString() {
+        return "RdmaOptions[" + exchange + (device == null ? "" : ", device " + device) + ", messages of "
+                + messageSize + " B, " + receiveBuffers + " receive and " + sendBuffers + " send buffers"
+                + (exposedBytes > 0 ? ", exposes " + exposedBytes + " B" : "")
+                + (sharedReceiveQueue ? ", shared receive queue" : "") + ", timeout " + timeout + "]";
+    }
+
+    /** Builds {@link RdmaOptions}; not thread-safe. */
+    public static final class Builder {
+        private Exchange exchange = Exchange.RDMA_CM;
+        private String device;
+        private int messageSize = 4096;
+        private int receiveBuffers = 16;
+        private int sendBuffers = 16;
+        private long exposedBytes;
+        private boolean sharedReceiveQueue;
+        private Duration timeout = Duration.ofSeconds(30);
+        private CompletionEngine engine;
+        private int backlog = 16;
+
+        private Builder() {
+        }
+
+        /**
+         * How the sides find each other (default {@link Exchange#RDMA_CM}).
+         *
+         * @param exchange rdma_cm or TCP
+         * @return this builder
+         */
+        public Builder exchange(Exchange exchange) {
+            this.exchange = Objects.requireNonNull(exchange, "exchange");
+            return this;
+        }
+
+        /**
+         * The device of {@link Exchange#TCP} connections ({@code ibv_open_device}).
+         *
+         * @param name e.g. {@code "rxe0"}, or null for the default
+         * @return this builder
+         */
+        public Builder device(String name) {
+            this.device = name;
+            return this;
+        }
+
+        /**
+         * The largest message, the size of every send and receive buffer (default 4096).
+         *
+         * @param bytes at least 1
+         * @return this builder
+         */
+        public Builder messageSize(int bytes) {
+            this.messageSize = positive(bytes, "messageSize");
+            return this;
+        }
+
+        /**
+         * Receive buffers per connection, or per server with a shared receive queue (default 16).
+         *
+         * @param n at least 1
+         * @return this builder
+         */
+        public Builder receiveBuffers(int n) {
+            this.receiveBuffers = positive(n, "receiveBuffers");
+            return this;
+        }
+
+        /**
+         * Send buffers per connection (default 16).
+         *
+         * @param n at least 1
+         * @return this builder
+         */
+        public Builder sendBuffers(int n) {
+            this.sendBuffers = positive(n, "sendBuffers");
+            return this;
+        }
+
+        /**
+         * Exposes a region of {@code bytes} to the peer (remote read and write); its address and rkey travel
+         * in the connection's set-up (default 0: none).
+         *
+         * @param bytes 0 or more
+         * @return this builder
+         */
+        public Builder exposeRegion(long bytes) {
+            if (bytes < 0) {
+                throw new IllegalArgumentException("exposeRegion needs 0 or more bytes: " + bytes);
+            }
+            this.exposedBytes = bytes;
+            return this;
+        }
+
+        /**
+         * For a server: one shared receive queue ({@code ibv_create_srq}) with {@link #receiveBuffers} buffers
+         * for all its connections, reposted as messages are closed, instead of buffers per connection.
+         *
+         * @param shared whether to share
+         * @return this builder
+         */
+        public Builder sharedReceiveQueue(boolean shared) {
+            this.sharedReceiveQueue = shared;
+            return this;
+        }
+
+        /**
+         * The deadline of connecting and of blocking calls given none (default 30 s).
+         *
+         * @param timeout positive
+         * @return this builder
+         */
+        public Builder timeout(Duration timeout) {
+            if (timeout.isNegative() || timeout.isZero()) {
+                throw new IllegalArgumentException("the timeout must be positive: " + timeout);
+            }
+            this.timeout = timeout;
+            return this;
+        }
+
+        /**
+         * Drives the connections with the caller's engine, which the caller closes after them (default: an
+         * engine of their own, in {@link dev.rdma4j.engine.PollingMode#EVENT} mode).
+         *
+         * @param engine the engine, or null
+         * @return this builder
+         */
+        public Builder engine(CompletionEngine engine) {
+            this.engine = engine;
+            return this;
+        }
+
+        /**
+         * The listen backlog (default 16).
+         *
+         * @param backlog at least 1
+         * @return this builder
+         */
+        public Builder backlog(int backlog) {
+            this.backlog = positive(backlog, "backlog");
+            return this;
+        }
+
+        /**
+         * The options.
+         *
+         * @return immutable options
+         */
+        public RdmaOptions build() {
+            return new RdmaOptions(this);
+        }
+
+        private static int positive(int n, String what) {
+            if (n < 1) {
+                throw new IllegalArgumentException(what + " must be at least 1: " + n);
+            }
+            return n;
+        }
+    }
+}

@@ -1,0 +1,452 @@
+package dev.rdma4j.net;
+
+import dev.rdma4j.AccessFlag;
+import dev.rdma4j.CompletionQueue;
+import dev.rdma4j.Context;
+import dev.rdma4j.Device;
+import dev.rdma4j.MemoryRegion;
+import dev.rdma4j.ProtectionDomain;
+import dev.rdma4j.QueuePair;
+import dev.rdma4j.ReceivePool;
+import dev.rdma4j.SharedReceiveQueue;
+import dev.rdma4j.VerbsException;
+import dev.rdma4j.WorkCompletion;
+import dev.rdma4j.connect.CmConnection;
+import dev.rdma4j.connect.CmConnectionRequest;
+import dev.rdma4j.connect.CmEventChannel;
+import dev.rdma4j.connect.CmListener;
+import dev.rdma4j.connect.ConnectionSetup;
+import dev.rdma4j.engine.CompletionEngine;
+import dev.rdma4j.engine.WorkRequestTimeoutException;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
+import java.nio.channels.AsynchronousCloseException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Accepts {@link RdmaConnection}s: the server side of the short path.
+ *
+ * <pre>{@code
+ * try (RdmaServer server = RdmaServer.listen(new InetSocketAddress(ip, 7471), RdmaOptions.defaults())) {
+ *     while (true) {
+ *         RdmaConnection c = server.accept();
+ *         Thread.startVirtualThread(() -> serve(c));
+ *     }
+ * }
+ * }</pre>
+ *
+ * <p>The server owns its engine (unless the options give one), its rdma_cm listener or TCP server socket, and
+ * per device a protection domain (and, with {@link RdmaOptions#sharedReceiveQueue()}, one shared receive queue
+ * whose buffers all its connections receive into: {@code ibv_create_srq}, reposted as messages close, its
+ * limit event as the back-stop). Each accepted connection owns its queue pair, buffers and completion queue;
+ * {@link #close()} closes the connections still open, then the rest.
+ *
+ * <p>Threading: thread-safe; several threads may accept at once.
+ */
+public final class RdmaServer implements AutoCloseable {
+    private final RdmaOptions options;
+    private final CompletionEngine engine;
+    private final boolean ownsEngine;
+    private final InetSocketAddress address;
+    private final CmEventChannel channel;
+    private final CmListener listener;
+    private final ServerSocket serverSocket;
+    private final Context tcpContext;
+    /** Per device: the protection domain and the shared receive queue (guarded by this). */
+    private final Map<Context, DeviceState> devices = new HashMap<>();
+    private final Set<RdmaConnection> connections = ConcurrentHashMap.newKeySet();
+    private volatile boolean closed;
+
+    /** A shared receive queue of a device, its buffers, and the completion queue of all its receives. */
+    static final class SharedReceive {
+        private final SharedReceiveQueue srq;
+        private final CompletionQueue cq;
+        private final ReceivePool pool;
+        private final Map<Integer, RdmaConnection> byQp = new ConcurrentHashMap<>();
+
+        private SharedReceive(SharedReceiveQueue srq, CompletionQueue cq, ReceivePool pool) {
+            this.srq = srq;
+            this.cq = cq;
+            this.pool = pool;
+        }
+
+        SharedReceiveQueue srq() {
+            return srq;
+        }
+
+        CompletionQueue cq() {
+            return cq;
+        }
+
+        void attach(int qpNumber, RdmaConnection c) {
+            byQp.put(qpNumber, c);
+        }
+
+        void detach(int qpNumber) {
+            byQp.remove(qpNumber);
+        }
+
+        /** On the engine thread: a receive of some connection, or of one that closed (its buffer goes back). */
+        private void dispatch(WorkCompletion wc) {
+            RdmaConnection c = byQp.get(wc.qpNumber());
+            if (c != null) {
+                c.receivedShared(pool, wc);
+            } else {
+                pool.release(wc.wrId());
+            }
+        }
+    }
+
+    /** What the server made on one device, closed after its connections, newest first. */
+    private static final class DeviceState {
+        final List<AutoCloseable> resources = new ArrayList<>();
+        ProtectionDomain pd;
+        SharedReceive shared;
+    }
+
+    private RdmaServer(RdmaOptions options, CompletionEngine engine, boolean ownsEngine, InetSocketAddress address,
+            CmEventChannel channel, CmListener listener, ServerSocket serverSocket, Context tcpContext) {
+        this.options = options;
+        this.engine = engine;
+        this.ownsEngine = ownsEngine;
+        this.address = address;
+        this.channel = channel;
+        this.listener = listener;
+        this.serverSocket = serverSocket;
+        this.tcpContext = tcpContext;
+    }
+
+    /**
+     * Listens on {@code address}: {@code rdma_bind_addr} and {@code rdma_listen} with rdma_cm, or a TCP server
+     * socket with {@link RdmaOptions.Exchange#TCP} (then the device is opened here).
+     *
+     * @param address the IP address (rdma_cm: of the RDMA device, or the wildcard) and port
+     * @param options buffers, exchange, backlog, timeout
+     * @return the listening server
+     * @throws IOException if binding fails (e.g. the port is in use)
+     */
+    public static RdmaServer listen(InetSocketAddress address, RdmaOptions options) throws IOException {
+        CompletionEngine engine = options.engine();
+        boolean ownsEngine = engine == null;
+        CmEventChannel channel = null;
+        Context ctx = null;
+        try {
+            if (ownsEngine) {
+                engine = RdmaClient.newEngine();
+            }
+            if (options.exchange() == RdmaOptions.Exchange.RDMA_CM) {
+                channel = CmEventChannel.create(engine);
+                CmListener l = CmListener.listen(channel, address, options.backlog());
+                return new RdmaServer(options, engine, ownsEngine, address, channel, l, null, null);
+            }
+            ctx = Device.byNameOrDefault(options.device()).open();
+            ServerSocket ss = new ServerSocket();
+            try {
+                ss.bind(address, options.backlog());
+            } catch (IOException e) {
+                ss.close();
+                throw e;
+            }
+            return new RdmaServer(options, engine, ownsEngine, (InetSocketAddress) ss.getLocalSocketAddress(),
+                    null, null, ss, ctx);
+        } catch (IOException | RuntimeException e) {
+            if (ctx != null) {
+                ctx.close();
+            }
+            if (channel != null) {
+                channel.close();
+            }
+            if (ownsEngine && engine != null) {
+                engine.close();
+            }
+            throw e;
+        }
+    }
+
+    /**
+     * The address it listens on (with the port the system chose, for TCP and port 0).
+     *
+     * @return the address
+     */
+    public InetSocketAddress localAddress() {
+        return address;
+    }
+
+    /**
+     * Waits for the next client, with no deadline, and accepts it: the queue pair made and its receives
+     * posted before {@code rdma_accept} (with this side's exposed region in the private data), or, with TCP,
+     * the endpoints exchanged, RTS and a barrier with the client.
+     *
+     * @return the connection, established
+     * @throws AsynchronousCloseException if the server closes meanwhile
+     * @throws IOException                if setting up the connection fails
+     * @throws InterruptedException       if interrupted
+     */
+    public RdmaConnection accept() throws IOException, InterruptedException {
+        return accept(null);
+    }
+
+    /**
+     * {@link #accept()} waiting at most {@code timeout} for a client.
+     *
+     * @param timeout how long to wait for a client (setting the connection up then has the options' timeout),
+     *                or null for no deadline
+     * @return the connection, established
+     * @throws WorkRequestTimeoutException if no client came in time
+     * @throws AsynchronousCloseException  if the server closes meanwhile
+     * @throws IOException                 if setting up the connection fails
+     * @throws InterruptedException        if interrupted
+     */
+    public RdmaConnection accept(Duration timeout) throws IOException, InterruptedException {
+        dev.rdma4j.internal.EngineThreads.refuseBlocking("RdmaServer.accept");
+        ensureOpen();
+        try {
+            return options.exchange() == RdmaOptions.Exchange.RDMA_CM ? acceptCm(timeout) : acceptTcp(timeout);
+        } catch (IllegalStateException e) {
+            if (closed) {
+                throw (IOException) new AsynchronousCloseException().initCause(e);
+            }
+            throw e;
+        }
+    }
+
+    /**
+     * {@link #accept()} on a virtual thread.
+     *
+     * @return completes with the next connection, or exceptionally as {@link #accept()} throws
+     */
+    public CompletableFuture<RdmaConnection> acceptAsync() {
+        return CompletableFuture.supplyAsync(() -> {
+            try {
+                return accept();
+            } catch (IOException | InterruptedException e) {
+                throw new CompletionException(e);
+            }
+        }, r -> Thread.ofVirtual().name("rdma4j-accept").start(r));
+    }
+
+    private RdmaConnection acceptCm(Duration timeout) throws IOException, InterruptedException {
+        CompletableFuture<CmConnectionRequest> next = listener.nextRequest();
+        CmConnectionRequest request;
+        try {
+            request = timeout == null ? next.get() : RdmaConnection.await(next, timeout, "accept", false);
+        } catch (java.util.concurrent.ExecutionException e) {
+            if (e.getCause() instanceof RuntimeException r) {
+                throw r;
+            }
+            throw new IOException(e.getCause());
+        } catch (InterruptedException e) {
+            next.cancel(false); // the request goes to the next accept
+            throw e;
+        }
+        DeviceState d = device(request.context());
+        RdmaConnection c = connection("from a client of " + address);
+        boolean ok = false;
+        try {
+            QueuePair.Builder qp = c.allocate(d.pd, d.shared);
+            ConnectionSetup setup = new ConnectionSetup() {
+                @Override
+                public QueuePair.Builder configure(Context context) {
+                    return qp;
+                }
+
+                @Override
+                public void beforeConnect(QueuePair queuePair) throws VerbsException {
+                    c.prepare(queuePair);
+                }
+            };
+            CmConnection cm = RdmaConnection.await(request.accept(setup, c.regionPrivateData()), options.timeout(),
+                    "accept", false);
+            c.established(cm);
+            ok = true;
+            return c;
+        } finally {
+            if (!ok) {
+                c.close();
+            }
+        }
+    }
+
+    private RdmaConnection acceptTcp(Duration timeout) throws IOException {
+        Socket s;
+        synchronized (serverSocket) {
+            serverSocket.setSoTimeout(timeout == null ? 0 : (int) Math.max(1, Math.min(Integer.MAX_VALUE,
+                    timeout.toMillis())));
+            try {
+                s = serverSocket.accept();
+            } catch (SocketTimeoutException e) {
+                throw new WorkRequestTimeoutException("accept", timeout, false);
+            } catch (IOException e) {
+                if (closed) {
+                    throw (IOException) new AsynchronousCloseException().initCause(e);
+                }
+                throw e;
+            }
+        }
+        RdmaConnection c;
+        try {
+            c = connection("from " + s.getRemoteSocketAddress());
+        } catch (RuntimeException e) {
+            s.close();
+            throw e;
+        }
+        boolean ok = false;
+        try {
+            DeviceState d = device(tcpContext);
+            QueuePair qp = c.own(c.allocate(d.pd, d.shared).build());
+            c.handshake(s, qp);
+            ok = true;
+            return c;
+        } finally {
+            if (!ok) {
+                s.close();
+                c.close();
+            }
+        }
+    }
+
+    private RdmaConnection connection(String name) {
+        RdmaConnection[] self = new RdmaConnection[1];
+        RdmaConnection c = new RdmaConnection(options, engine, name, () -> connections.remove(self[0]));
+        self[0] = c;
+        connections.add(c);
+        if (closed) { // raced close(): it may not have seen this one
+            c.close();
+            ensureOpen();
+        }
+        return c;
+    }
+
+    private synchronized DeviceState device(Context ctx) throws VerbsException {
+        ensureOpen();
+        DeviceState d = devices.get(ctx);
+        if (d != null) {
+            return d;
+        }
+        d = new DeviceState();
+        try {
+            d.pd = ctx.allocateProtectionDomain();
+            d.resources.add(0, d.pd);
+            if (options.sharedReceiveQueue()) {
+                int n = options.receiveBuffers();
+                MemoryRegion buffers = d.pd.allocate((long) n * options.messageSize(),
+                        AccessFlag.LOCAL_WRITE);
+                d.resources.add(0, buffers);
+                SharedReceiveQueue srq = d.pd.createSharedReceiveQueue(n, 1, 0);
+                d.resources.add(0, srq);
+                SharedReceive[] self = new SharedReceive[1];
+                CompletionQueue cq = engine.createCompletionQueue(ctx, n + 16, wc -> self[0].dispatch(wc));
+                d.resources.add(0, cq);
+                ReceivePool pool = ReceivePool.create(srq, buffers, 0, options.messageSize());
+                d.resources.add(0, pool);
+                self[0] = new SharedReceive(srq, cq, pool);
+                d.shared = self[0];
+                engine.watchAsyncEvents(ctx); // the SRQ limit event: the pool's back-stop
+            }
+        } catch (VerbsException | RuntimeException e) {
+            closeAll(d.resources, null);
+            throw e;
+        }
+        devices.put(ctx, d);
+        return d;
+    }
+
+    /**
+     * Stops listening, closes every connection still open (their receives fail with
+     * {@link AsynchronousCloseException}), then the protection domains, shared receive queues and, if the server
+     * made them, its device context and engine. Idempotent.
+     */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+        }
+        RuntimeException failure = null;
+        try {
+            if (listener != null) {
+                listener.close();
+            }
+            if (serverSocket != null) {
+                serverSocket.close();
+            }
+        } catch (IOException | RuntimeException e) {
+            failure = new IllegalStateException("closing the server on " + address + " left something open", e);
+        }
+        for (RdmaConnection c : new ArrayList<>(connections)) {
+            try {
+                c.close();
+            } catch (RuntimeException e) {
+                failure = add(failure, e);
+            }
+        }
+        List<DeviceState> states;
+        synchronized (this) {
+            states = new ArrayList<>(devices.values());
+            devices.clear();
+        }
+        for (DeviceState d : states) {
+            failure = closeAll(d.resources, failure);
+        }
+        List<AutoCloseable> rest = new ArrayList<>();
+        rest.add(channel);
+        rest.add(tcpContext);
+        if (ownsEngine) {
+            rest.add(engine);
+        }
+        for (AutoCloseable r : rest) {
+            failure = closeAll(r == null ? List.of() : List.of(r), failure);
+        }
+        if (failure != null) {
+            throw failure;
+        }
+    }
+
+    private static RuntimeException closeAll(List<AutoCloseable> resources, RuntimeException failure) {
+        for (AutoCloseable r : resources) {
+            if (r == null) {
+                continue;
+            }
+            try {
+                r.close();
+            } catch (Exception e) {
+                failure = add(failure, e);
+            }
+        }
+        return failure;
+    }
+
+    private static RuntimeException add(RuntimeException failure, Exception e) {
+        RuntimeException f = failure != null ? failure : new IllegalStateException("closing an RdmaServer failed");
+        f.addSuppressed(e);
+        return f;
+    }
+
+    private void ensureOpen() {
+        if (closed) {
+            throw new IllegalStateException("the RdmaServer on " + address + " is closed");
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "RdmaServer(" + options.exchange() + " on " + address + (closed ? ", closed" : "") + ")";
+    }
+}
