@@ -352,6 +352,40 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
     }
 
     /**
+     * Completes once every completion {@code cq} holds now has been dispatched: on the engine thread, polls it
+     * ({@code ibv_poll_cq}) until it is empty, handing each completion to its future or fallback handler, then
+     * completes the returned future there (so its continuations run before any later completion of the CQ).
+     * E.g. to end a stream of messages only after those that arrived before the peer's disconnect, whose
+     * event may be handled before the CQ is polled.
+     *
+     * @param cq a completion queue this engine drives
+     * @return completes after the drain; exceptionally with {@link RejectedExecutionException} if the engine is
+     *         closing, or {@link IllegalArgumentException} if it does not drive {@code cq}
+     */
+    public java.util.concurrent.CompletableFuture<Void> drained(CompletionQueue cq) {
+        java.util.concurrent.CompletableFuture<Void> done = new java.util.concurrent.CompletableFuture<>();
+        try {
+            execute(() -> {
+                for (Driven d : driven) {
+                    if (d.cq == cq) {
+                        for (int turns = 0; turns < 64 && !drain(d); turns++) {
+                            // a turn's budget is not this drain's limit; 64 keep a CQ that never empties
+                            // (a peer sending without pause) from holding the engine
+                        }
+                        done.complete(null);
+                        return;
+                    }
+                }
+                done.completeExceptionally(new IllegalArgumentException(cq + " is not driven by this engine"
+                        + (cq.isClosed() ? " (it is closed)" : "")));
+            });
+        } catch (RejectedExecutionException e) {
+            done.completeExceptionally(e);
+        }
+        return done;
+    }
+
+    /**
      * Runs {@code task} on the engine thread, in submission order with the engine's own work (Netty's
      * {@code execute}); with this an engine is an {@link java.util.concurrent.Executor} for continuations
      * ({@code future.thenApplyAsync(fn, engine)}). The task must not block. A task that throws a

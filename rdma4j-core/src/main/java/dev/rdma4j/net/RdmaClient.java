@@ -13,8 +13,8 @@ import dev.rdma4j.engine.PollingMode;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
+import java.net.SocketTimeoutException;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 
 /**
  * Connects to an {@link RdmaServer}: the client side of the short path.
@@ -55,19 +55,25 @@ public final class RdmaClient {
         if (engine == null) {
             c.own(c.engine());
         }
-        boolean ok = false;
         try {
             if (options.exchange() == RdmaOptions.Exchange.RDMA_CM) {
                 connectCm(c, address, options);
             } else {
                 connectTcp(c, address, options);
             }
-            ok = true;
             return c;
-        } finally {
-            if (!ok) {
-                c.close();
-            }
+        } catch (IOException | InterruptedException | RuntimeException | Error e) {
+            closeAfter(c, e);
+            throw e;
+        }
+    }
+
+    /** Closes {@code c} after {@code failure}, keeping what the close throws as suppressed. */
+    static void closeAfter(AutoCloseable c, Throwable failure) {
+        try {
+            c.close();
+        } catch (Exception e) {
+            failure.addSuppressed(e);
         }
     }
 
@@ -79,13 +85,18 @@ public final class RdmaClient {
      * @return completes with the connection, or exceptionally as {@link #connect} throws
      */
     public static CompletableFuture<RdmaConnection> connectAsync(InetSocketAddress address, RdmaOptions options) {
-        return CompletableFuture.supplyAsync(() -> {
+        CompletableFuture<RdmaConnection> result = new CompletableFuture<>();
+        Thread.ofVirtual().name("rdma4j-connect").start(() -> {
             try {
-                return connect(address, options);
-            } catch (IOException | InterruptedException e) {
-                throw new CompletionException(e);
+                RdmaConnection c = connect(address, options);
+                if (!result.complete(c)) {
+                    c.close(); // the caller cancelled: nobody will close it
+                }
+            } catch (Throwable e) {
+                result.completeExceptionally(e);
             }
-        }, r -> Thread.ofVirtual().name("rdma4j-connect").start(r));
+        });
+        return result;
     }
 
     static CompletionEngine newEngine() throws VerbsException {
@@ -113,9 +124,12 @@ public final class RdmaClient {
             }
         };
         // rdma_cm's own deadline covers the whole connect; this wait only outlasts it
-        CmConnection cm = RdmaConnection.await(CmConnection.connect(channel, address, setup, new byte[0],
-                options.timeout()), options.timeout().plusSeconds(5), "connect", false);
-        c.established(cm);
+        // established() runs on the engine thread as ESTABLISHED is handled, before a disconnect that follows;
+        // the wait is on that dependent future, which may be cancelled without touching the connect's own;
+        // rdma_cm's deadline covers the whole connect, this wait only outlasts it
+        RdmaConnection.await(CmConnection.connect(channel, address, setup, new byte[0], options.timeout())
+                .thenApply(c::established), options.timeout().plusSeconds(5), "connect",
+                () -> new SocketTimeoutException("connecting to " + address + " took over " + options.timeout()));
     }
 
     private static void connectTcp(RdmaConnection c, InetSocketAddress address, RdmaOptions options)
@@ -126,7 +140,7 @@ public final class RdmaClient {
         Socket s = new Socket();
         try {
             s.connect(address, (int) Math.min(Integer.MAX_VALUE, options.timeout().toMillis()));
-        } catch (IOException e) {
+        } catch (IOException | RuntimeException e) {
             s.close();
             throw e;
         }

@@ -25,6 +25,7 @@ import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.SocketAddress;
+import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.nio.channels.AsynchronousCloseException;
 import java.time.Duration;
@@ -54,8 +55,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * for a client, its engine and device); receives waiting in other threads fail with
  * {@link AsynchronousCloseException}, later calls with {@link IllegalStateException}.
  *
- * <p>Threading: thread-safe. Futures complete on the engine thread: continuations attached to them must not
- * block (the blocking methods refuse to run there). Sends are posted in the order they were called (those
+ * <p>Threading: thread-safe. Futures complete on the engine thread (or, as it fails them, on the thread that
+ * closes): continuations attached to them must not block, and the blocking methods and {@link #close()}
+ * refuse to run there. Sends are posted in the order they were called (those
  * beyond the send buffers wait, copied, in order).
  */
 public final class RdmaConnection implements AutoCloseable {
@@ -77,6 +79,10 @@ public final class RdmaConnection implements AutoCloseable {
     private Throwable ended;
     private final AtomicBoolean closed = new AtomicBoolean();
     private volatile boolean peerGone;
+    /** A send, write or read that failed other than by a flush: the queue pair is in error because of it. */
+    private volatile Throwable failure;
+    /** The CQ receives complete on: the connection's own, or the server's shared one. */
+    private volatile CompletionQueue recvCq;
     private final ReentrantLock sendLock = new ReentrantLock();
     /** Free send buffers, a stack (guarded by sendLock). */
     private int[] freeSlots;
@@ -108,11 +114,22 @@ public final class RdmaConnection implements AutoCloseable {
         this.size = options.messageSize();
     }
 
+    /** Takes {@code resource} to close with the connection; closes it at once if the connection closed. */
     <T extends AutoCloseable> T own(T resource) {
         synchronized (owned) {
-            owned.add(resource);
+            if (!closed.get()) {
+                owned.add(resource);
+                return resource;
+            }
         }
-        return resource;
+        try {
+            resource.close();
+        } catch (Exception e) {
+            IllegalStateException x = new IllegalStateException(name + " closed while connecting");
+            x.addSuppressed(e);
+            throw x;
+        }
+        throw new IllegalStateException(name + " closed while connecting");
     }
 
     /**
@@ -136,10 +153,14 @@ public final class RdmaConnection implements AutoCloseable {
         if (shared == null) {
             int receives = options.receiveBuffers();
             recvRegion = own(pd.allocate((long) receives * size, AccessFlag.LOCAL_WRITE));
-            CompletionQueue cq = own(engine.createCompletionQueue(pd.context(), sends + EXTRA_SENDS + receives));
+            // room for twice the send queue: a device may grant more than asked, and the caller's own requests
+            CompletionQueue cq = own(engine.createCompletionQueue(pd.context(),
+                    2 * (sends + EXTRA_SENDS) + receives));
+            recvCq = cq;
             return QueuePair.builder(pd, QpType.RC).completionQueue(cq).capacity(sends + EXTRA_SENDS, receives);
         }
-        CompletionQueue cq = own(engine.createCompletionQueue(pd.context(), sends + EXTRA_SENDS));
+        CompletionQueue cq = own(engine.createCompletionQueue(pd.context(), 2 * (sends + EXTRA_SENDS)));
+        recvCq = shared.cq();
         return QueuePair.builder(pd, QpType.RC).sendCompletionQueue(cq).receiveCompletionQueue(shared.cq())
                 .sharedReceiveQueue(shared.srq()).capacity(sends + EXTRA_SENDS, 1);
     }
@@ -177,12 +198,20 @@ public final class RdmaConnection implements AutoCloseable {
         return length > 0 ? new RemoteRegion(address, length, rkey) : null;
     }
 
-    /** rdma_cm: ESTABLISHED. */
-    void established(CmConnection connection) {
+    /**
+     * rdma_cm: ESTABLISHED. Runs on the engine thread as the connect or accept completes, before the engine
+     * handles a disconnect that follows at once; a connection closed meanwhile closes {@code connection}.
+     */
+    CmConnection established(CmConnection connection) {
+        if (closed.get()) {
+            connection.close();
+            throw new IllegalStateException(name + " was closed while connecting");
+        }
         cm = connection;
         peerRegion = peerRegionOf(connection.peerPrivateData());
         peerAddress = connection.peerAddress();
         connection.disconnected().whenComplete((v, e) -> peerClosed());
+        return connection;
     }
 
     /**
@@ -217,11 +246,18 @@ public final class RdmaConnection implements AutoCloseable {
         });
     }
 
-    /** The peer closed (or this side is closing): the queue pair goes to ERROR, so its receives flush. */
+    /**
+     * The peer closed (or this side is closing): the queue pair goes to ERROR (rdma_cm did it already), so no
+     * message arrives after this; receiving ends once the engine has dispatched every receive completion
+     * already in the CQ (the peer's last messages: their completions were made before the peer saw its sends
+     * acknowledged, so before it disconnected). Receives posted on the connection's own queue flush too; a
+     * shared receive queue flushes nothing, and an application holding every buffer has none posted.
+     */
     private void peerClosed() {
-        if (!closed.get()) {
-            peerGone = true;
+        if (closed.get()) {
+            return;
         }
+        peerGone = true;
         QueuePair q = qp;
         if (q != null && cm == null) {
             try {
@@ -230,13 +266,12 @@ public final class RdmaConnection implements AutoCloseable {
                 // closed already
             }
         }
-        if (shared != null) {
-            // a shared receive queue flushes nothing: end once the engine has dispatched what it polled
-            try {
-                engine.execute(() -> end(new EOFException("the peer closed the connection " + name)));
-            } catch (java.util.concurrent.RejectedExecutionException engineClosed) {
-                end(new EOFException("the peer closed the connection " + name));
-            }
+        CompletionQueue rq = recvCq;
+        if (rq == null) {
+            end(new EOFException("the peer closed the connection " + name));
+        } else {
+            engine.drained(rq).whenComplete((v, e) -> end(new EOFException("the peer closed the connection "
+                    + name)));
         }
     }
 
@@ -290,11 +325,20 @@ public final class RdmaConnection implements AutoCloseable {
             c.initCause(cause);
             return c;
         }
-        boolean flushed = cause instanceof WorkRequestException w && w.status() == dev.rdma4j.WcStatus.WR_FLUSH_ERR;
-        if (peerGone || flushed && cm != null && cm.disconnected().isDone()) {
+        Throwable failed = failure;
+        if (failed != null) {
+            return new IOException("the connection " + name + " failed", failed);
+        }
+        // flushed with no failure of this side: the queue pair went to ERROR because the peer disconnected
+        // (possibly before this side recorded its connection)
+        if (peerGone || isFlush(cause)) {
             return new EOFException("the peer closed the connection " + name);
         }
         return new IOException("receiving on " + name + " failed", cause);
+    }
+
+    private static boolean isFlush(Throwable e) {
+        return e instanceof WorkRequestException w && w.status() == dev.rdma4j.WcStatus.WR_FLUSH_ERR;
     }
 
     private void deliver(Message m) {
@@ -343,7 +387,8 @@ public final class RdmaConnection implements AutoCloseable {
     }
 
     /**
-     * The next message, when it arrives; messages are taken in the order they arrived. Cancelling the
+     * The next message, when it arrives ({@code ibv_post_recv} posted its buffer before, the engine's
+     * {@code ibv_poll_cq} took its completion); messages are taken in the order they arrived. Cancelling the
      * future gives up the wait without losing a message.
      *
      * @return completes (on the engine thread, unless a message was waiting) with the message, or
@@ -363,6 +408,9 @@ public final class RdmaConnection implements AutoCloseable {
             if (ended != null) {
                 return CompletableFuture.failedFuture(ended);
             }
+            if (!waiters.isEmpty()) {
+                waiters.removeIf(CompletableFuture::isDone); // waits given up (timed out, cancelled)
+            }
             CompletableFuture<Message> f = new CompletableFuture<>();
             waiters.add(f);
             return f;
@@ -376,7 +424,7 @@ public final class RdmaConnection implements AutoCloseable {
      *
      * @return the message: close it to give its buffer back
      * @throws EOFException                 once the peer closed and every earlier message was taken
-     * @throws WorkRequestTimeoutException  when the deadline passes (no message is lost)
+     * @throws SocketTimeoutException      when the deadline passes (no message is lost)
      * @throws IOException                  if receiving failed
      * @throws InterruptedException         if interrupted
      */
@@ -390,13 +438,15 @@ public final class RdmaConnection implements AutoCloseable {
      * @param timeout the deadline
      * @return the message: close it to give its buffer back
      * @throws EOFException                 once the peer closed and every earlier message was taken
-     * @throws WorkRequestTimeoutException  when the deadline passes (no message is lost)
+     * @throws SocketTimeoutException      when the deadline passes (no message is lost)
      * @throws IOException                  if receiving failed
      * @throws InterruptedException         if interrupted
      */
     public Message receive(Duration timeout) throws IOException, InterruptedException {
         EngineThreads.refuseBlocking("RdmaConnection.receive");
-        return await(receiveAsync(), timeout, "receive", false);
+        ensureOpen();
+        return await(receiveAsync(), timeout, "receive",
+                () -> new SocketTimeoutException("no message arrived on " + name + " within " + timeout));
     }
 
     /**
@@ -447,7 +497,9 @@ public final class RdmaConnection implements AutoCloseable {
      * Sends a message and waits, at most the options' timeout, until the peer acknowledged it.
      *
      * @param data at most the options' message size
-     * @throws WorkRequestTimeoutException at the deadline (the send stays posted until the device completes it)
+     * @throws WorkRequestTimeoutException at the deadline: {@code posted()} if the send was posted (it stays
+     *                                     posted until the device completes it), else it was taken out of the
+     *                                     queue of sends waiting for a buffer and is never sent
      * @throws IOException                 if the send failed ({@link WorkRequestException} with its status)
      * @throws InterruptedException        if interrupted
      */
@@ -471,49 +523,79 @@ public final class RdmaConnection implements AutoCloseable {
      *
      * @param data    at most the options' message size
      * @param timeout the deadline
-     * @throws WorkRequestTimeoutException at the deadline (the send stays posted until the device completes it)
+     * @throws WorkRequestTimeoutException at the deadline: {@code posted()} if the send was posted (it stays
+     *                                     posted until the device completes it), else it was taken out of the
+     *                                     queue of sends waiting for a buffer and is never sent
      * @throws IOException                 if the send failed ({@link WorkRequestException} with its status)
      * @throws InterruptedException        if interrupted
      */
     public void send(MemorySegment data, Duration timeout) throws IOException, InterruptedException {
         EngineThreads.refuseBlocking("RdmaConnection.send");
-        await(sendAsync(data), timeout, "send", true);
+        CompletableFuture<Void> f = sendAsync(data);
+        await(f, timeout, "send", () -> new WorkRequestTimeoutException("send", timeout, !dropPending(f)));
+    }
+
+    /** Takes a send that waits for a buffer out of the queue: true if it was there (so never posted). */
+    private boolean dropPending(CompletableFuture<Void> result) {
+        sendLock.lock();
+        try {
+            return pending.removeIf(p -> p.result() == result);
+        } finally {
+            sendLock.unlock();
+        }
     }
 
     private CompletableFuture<WorkCompletion> postSend(int slot, MemorySegment data) {
         long offset = (long) slot * size;
-        MemorySegment.copy(data, 0, sendRegion.segment(), offset, data.byteSize());
         try {
+            MemorySegment.copy(data, 0, sendRegion.segment(), offset, data.byteSize());
             return aq.sendAsync(sendRegion, offset, (int) data.byteSize());
-        } catch (RuntimeException e) {
+        } catch (RuntimeException e) { // the caller's memory is gone, or the connection is closing
             return CompletableFuture.failedFuture(e);
         }
     }
 
+    /**
+     * A send completed (engine thread, or the caller's when the post failed at once): completes its future and
+     * posts the next waiting send in the freed buffer; a loop, not a recursion, when posts fail at once.
+     */
     private void sent(int slot, CompletableFuture<Void> result, Throwable e) {
+        for (;;) {
+            complete(result, e);
+            PendingSend next;
+            CompletableFuture<WorkCompletion> posted;
+            sendLock.lock();
+            try {
+                next = pending.poll();
+                if (next == null) {
+                    freeSlots[free++] = slot;
+                    return;
+                }
+                posted = postSend(slot, next.data());
+            } finally {
+                sendLock.unlock();
+            }
+            if (!posted.isDone()) {
+                CompletableFuture<Void> r = next.result();
+                posted.whenComplete((wc, x) -> sent(slot, r, x));
+                return;
+            }
+            result = next.result();
+            e = posted.isCompletedExceptionally() ? posted.exceptionNow() : null;
+        }
+    }
+
+    private void complete(CompletableFuture<Void> result, Throwable e) {
         if (e == null) {
             result.complete(null);
-        } else {
-            result.completeExceptionally(e instanceof java.util.concurrent.CompletionException c
-                    && c.getCause() != null ? c.getCause() : e);
+            return;
         }
-        PendingSend next;
-        CompletableFuture<WorkCompletion> posted = null;
-        sendLock.lock();
-        try {
-            next = pending.poll();
-            if (next == null) {
-                freeSlots[free++] = slot;
-            } else {
-                posted = postSend(slot, next.data());
-            }
-        } finally {
-            sendLock.unlock();
+        Throwable cause = e instanceof java.util.concurrent.CompletionException c && c.getCause() != null
+                ? c.getCause() : e;
+        if (cause instanceof WorkRequestException && !isFlush(cause) && failure == null) {
+            failure = cause; // the queue pair went to ERROR because of this: its receives flush next
         }
-        if (next != null) {
-            CompletableFuture<Void> r = next.result();
-            posted.whenComplete((wc, x) -> sent(slot, r, x));
-        }
+        result.completeExceptionally(cause);
     }
 
     /**
@@ -659,13 +741,18 @@ public final class RdmaConnection implements AutoCloseable {
     }
 
     /**
-     * Disconnects ({@code rdma_disconnect}, or closing the TCP connection) and frees the queue pair, buffers
-     * and completion queue, then what a client's connection owns (protection domain, device, engine).
-     * Receives waiting in other threads fail with {@link AsynchronousCloseException}; sends, writes and reads
-     * in flight fail; messages not yet taken go back. Idempotent; do not call it on the engine thread.
+     * Disconnects ({@code rdma_disconnect}, or closing the TCP connection) and frees the queue pair
+     * ({@code ibv_destroy_qp}), buffers ({@code ibv_dereg_mr}) and completion queue ({@code ibv_destroy_cq}),
+     * then what a client's connection owns (protection domain, device, engine). Receives waiting in other
+     * threads and sends waiting for a buffer fail with {@link AsynchronousCloseException}; sends, writes and
+     * reads in flight fail; messages not yet taken go back. Idempotent.
+     *
+     * @throws IllegalStateException on the engine thread (it may wait for the engine), or if something could
+     *                               not be closed (named in its suppressed exceptions)
      */
     @Override
     public void close() {
+        EngineThreads.refuseBlocking("RdmaConnection.close");
         if (!closed.compareAndSet(false, true)) {
             return;
         }
@@ -679,6 +766,15 @@ public final class RdmaConnection implements AutoCloseable {
         }
         left.forEach(Message::close);
         end(new AsynchronousCloseException());
+        List<PendingSend> unsent;
+        sendLock.lock();
+        try {
+            unsent = new ArrayList<>(pending);
+            pending.clear();
+        } finally {
+            sendLock.unlock();
+        }
+        unsent.forEach(p -> p.result().completeExceptionally(new AsynchronousCloseException()));
         RuntimeException failure = null;
         CmConnection c = cm;
         if (c != null) {
@@ -690,6 +786,17 @@ public final class RdmaConnection implements AutoCloseable {
         }
         QueuePair q = qp;
         if (shared != null && q != null) {
+            // the shared queue's buffers this queue pair took must come back to the pool: no more are taken once
+            // it is in ERROR, and destroying it could drop the completions of those it took (mlx5 cleans its
+            // CQEs out of the CQ), so dispatch them first (each goes back, as this connection is closed)
+            try {
+                q.toError();
+                engine.drained(shared.cq()).get(10, TimeUnit.SECONDS);
+            } catch (VerbsException | RuntimeException | ExecutionException | TimeoutException ignored) {
+                // closed already, or the engine is gone: nothing more will be dispatched
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
             shared.detach(q.qpNumber());
         }
         failure = closeQuietly(aq, failure);
@@ -733,17 +840,24 @@ public final class RdmaConnection implements AutoCloseable {
         }
     }
 
-    static <T> T await(CompletableFuture<T> f, Duration timeout, String what, boolean posted)
-            throws IOException, InterruptedException {
+    /**
+     * Waits for {@code f}; at the deadline cancels it (a cancelled wait loses nothing: see deliver) and throws
+     * {@code late.get()}.
+     */
+    static <T> T await(CompletableFuture<T> f, Duration timeout, String what,
+            java.util.function.Supplier<IOException> late) throws IOException, InterruptedException {
         try {
             return f.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
         } catch (TimeoutException e) {
-            if (f.cancel(false) || !f.isDone()) {
-                throw new WorkRequestTimeoutException(what, timeout, posted);
+            if (f.cancel(false)) {
+                throw late.get();
             }
-            return await(f, timeout, what, posted); // completed as it timed out
+            return await(f, timeout, what, late); // completed as it timed out
         } catch (InterruptedException e) {
-            f.cancel(false);
+            if (!f.cancel(false) && f.isDone() && !f.isCompletedExceptionally()) {
+                Thread.currentThread().interrupt(); // completed as the caller was interrupted: keep both
+                return f.resultNow();
+            }
             throw e;
         } catch (CancellationException e) {
             throw new IOException(what + " was cancelled", e);

@@ -17,7 +17,6 @@ import dev.rdma4j.connect.CmEventChannel;
 import dev.rdma4j.connect.CmListener;
 import dev.rdma4j.connect.ConnectionSetup;
 import dev.rdma4j.engine.CompletionEngine;
-import dev.rdma4j.engine.WorkRequestTimeoutException;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
@@ -32,8 +31,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Accepts {@link RdmaConnection}s: the server side of the short path.
@@ -68,6 +67,7 @@ public final class RdmaServer implements AutoCloseable {
     private final Map<Context, DeviceState> devices = new HashMap<>();
     private final Set<RdmaConnection> connections = ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
+    private final java.util.concurrent.locks.ReentrantLock acceptLock = new java.util.concurrent.locks.ReentrantLock();
 
     /** A shared receive queue of a device, its buffers, and the completion queue of all its receives. */
     static final class SharedReceive {
@@ -204,16 +204,22 @@ public final class RdmaServer implements AutoCloseable {
      * @param timeout how long to wait for a client (setting the connection up then has the options' timeout),
      *                or null for no deadline
      * @return the connection, established
-     * @throws WorkRequestTimeoutException if no client came in time
+     * @throws SocketTimeoutException     if no client came in time
      * @throws AsynchronousCloseException  if the server closes meanwhile
      * @throws IOException                 if setting up the connection fails
      * @throws InterruptedException        if interrupted
      */
     public RdmaConnection accept(Duration timeout) throws IOException, InterruptedException {
+        return accept(timeout, () -> false);
+    }
+
+    private RdmaConnection accept(Duration timeout, java.util.function.BooleanSupplier cancelled)
+            throws IOException, InterruptedException {
         dev.rdma4j.internal.EngineThreads.refuseBlocking("RdmaServer.accept");
         ensureOpen();
         try {
-            return options.exchange() == RdmaOptions.Exchange.RDMA_CM ? acceptCm(timeout) : acceptTcp(timeout);
+            return options.exchange() == RdmaOptions.Exchange.RDMA_CM ? acceptCm(timeout, cancelled)
+                    : acceptTcp(timeout, cancelled);
         } catch (IllegalStateException e) {
             if (closed) {
                 throw (IOException) new AsynchronousCloseException().initCause(e);
@@ -228,34 +234,43 @@ public final class RdmaServer implements AutoCloseable {
      * @return completes with the next connection, or exceptionally as {@link #accept()} throws
      */
     public CompletableFuture<RdmaConnection> acceptAsync() {
-        return CompletableFuture.supplyAsync(() -> {
+        CompletableFuture<RdmaConnection> result = new CompletableFuture<>();
+        Thread.ofVirtual().name("rdma4j-accept").start(() -> {
             try {
-                return accept();
-            } catch (IOException | InterruptedException e) {
-                throw new CompletionException(e);
+                RdmaConnection c = accept(null, result::isCancelled);
+                if (!result.complete(c)) {
+                    c.close(); // cancelled as the client came: nobody will close it
+                }
+            } catch (Throwable e) {
+                result.completeExceptionally(e);
             }
-        }, r -> Thread.ofVirtual().name("rdma4j-accept").start(r));
+        });
+        return result;
     }
 
-    private RdmaConnection acceptCm(Duration timeout) throws IOException, InterruptedException {
-        CompletableFuture<CmConnectionRequest> next = listener.nextRequest();
-        CmConnectionRequest request;
+    private RdmaConnection acceptCm(Duration timeout, java.util.function.BooleanSupplier cancelled)
+            throws IOException, InterruptedException {
+        CmConnectionRequest request = nextRequest(timeout, cancelled);
+        RdmaConnection c;
+        QueuePair.Builder qp;
         try {
-            request = timeout == null ? next.get() : RdmaConnection.await(next, timeout, "accept", false);
-        } catch (java.util.concurrent.ExecutionException e) {
-            if (e.getCause() instanceof RuntimeException r) {
-                throw r;
+            DeviceState d = device(request.context());
+            c = connection("from a client of " + address);
+            try {
+                qp = c.allocate(d.pd, d.shared);
+            } catch (IOException | RuntimeException e) {
+                RdmaClient.closeAfter(c, e);
+                throw e;
             }
-            throw new IOException(e.getCause());
-        } catch (InterruptedException e) {
-            next.cancel(false); // the request goes to the next accept
+        } catch (IOException | RuntimeException e) {
+            try {
+                request.reject(new byte[0]); // rather than leave the client waiting for an answer
+            } catch (IOException | RuntimeException r) {
+                e.addSuppressed(r);
+            }
             throw e;
         }
-        DeviceState d = device(request.context());
-        RdmaConnection c = connection("from a client of " + address);
-        boolean ok = false;
         try {
-            QueuePair.Builder qp = c.allocate(d.pd, d.shared);
             ConnectionSetup setup = new ConnectionSetup() {
                 @Override
                 public QueuePair.Builder configure(Context context) {
@@ -267,33 +282,71 @@ public final class RdmaServer implements AutoCloseable {
                     c.prepare(queuePair);
                 }
             };
-            CmConnection cm = RdmaConnection.await(request.accept(setup, c.regionPrivateData()), options.timeout(),
-                    "accept", false);
-            c.established(cm);
-            ok = true;
+            // established() runs on the engine thread as ESTABLISHED is handled (before a disconnect that
+            // follows); the wait is on that dependent future, which may be cancelled without harm
+            RdmaConnection.await(request.accept(setup, c.regionPrivateData()).thenApply(c::established),
+                    options.timeout(), "accept", () -> new SocketTimeoutException("a client's connection to "
+                            + address + " was not established within " + options.timeout()));
             return c;
-        } finally {
-            if (!ok) {
-                c.close();
+        } catch (IOException | InterruptedException | RuntimeException | Error e) {
+            RdmaClient.closeAfter(c, e);
+            throw e;
+        }
+    }
+
+    /** The next connection request: cancelling the wait (deadline, interrupt) leaves it to the next accept. */
+    private CmConnectionRequest nextRequest(Duration timeout, java.util.function.BooleanSupplier cancelled)
+            throws IOException, InterruptedException {
+        CompletableFuture<CmConnectionRequest> next = listener.nextRequest();
+        long deadline = timeout == null ? Long.MAX_VALUE : System.nanoTime() + timeout.toNanos();
+        for (;;) {
+            long slice = Math.min(TimeUnit.MILLISECONDS.toNanos(200), deadline - System.nanoTime());
+            try {
+                return RdmaConnection.await(next, Duration.ofNanos(Math.max(1, slice)), "accept",
+                        () -> new SocketTimeoutException("no client connected to " + address + " within " + timeout));
+            } catch (SocketTimeoutException e) {
+                if (System.nanoTime() >= deadline) {
+                    throw e;
+                }
+                if (cancelled.getAsBoolean()) {
+                    throw new java.util.concurrent.CancellationException("accept cancelled");
+                }
+                next = listener.nextRequest(); // the slice's wait was cancelled: a request goes to this one
             }
         }
     }
 
-    private RdmaConnection acceptTcp(Duration timeout) throws IOException {
-        Socket s;
-        synchronized (serverSocket) {
-            serverSocket.setSoTimeout(timeout == null ? 0 : (int) Math.max(1, Math.min(Integer.MAX_VALUE,
-                    timeout.toMillis())));
-            try {
-                s = serverSocket.accept();
-            } catch (SocketTimeoutException e) {
-                throw new WorkRequestTimeoutException("accept", timeout, false);
-            } catch (IOException e) {
-                if (closed) {
-                    throw (IOException) new AsynchronousCloseException().initCause(e);
+    private RdmaConnection acceptTcp(Duration timeout, java.util.function.BooleanSupplier cancelled)
+            throws IOException, InterruptedException {
+        Socket s = null;
+        long deadline = timeout == null ? Long.MAX_VALUE : System.nanoTime() + timeout.toNanos();
+        if (!acceptLock.tryLock(timeout == null ? Long.MAX_VALUE : timeout.toNanos(), TimeUnit.NANOSECONDS)) {
+            throw new SocketTimeoutException("no client connected to " + address + " within " + timeout);
+        }
+        try {
+            // in slices, never interrupted: an interrupt of a virtual thread in accept closes the server socket
+            while (s == null) {
+                long slice = Math.min(TimeUnit.MILLISECONDS.toNanos(200), deadline - System.nanoTime());
+                if (slice <= 0) {
+                    throw new SocketTimeoutException("no client connected to " + address + " within " + timeout);
                 }
-                throw e;
+                if (cancelled.getAsBoolean()) {
+                    throw new java.util.concurrent.CancellationException("accept cancelled");
+                }
+                serverSocket.setSoTimeout((int) Math.max(1, TimeUnit.NANOSECONDS.toMillis(slice)));
+                try {
+                    s = serverSocket.accept();
+                } catch (SocketTimeoutException e) {
+                    // next slice
+                } catch (IOException e) {
+                    if (closed) {
+                        throw (IOException) new AsynchronousCloseException().initCause(e);
+                    }
+                    throw e;
+                }
             }
+        } finally {
+            acceptLock.unlock();
         }
         RdmaConnection c;
         try {
@@ -302,18 +355,19 @@ public final class RdmaServer implements AutoCloseable {
             s.close();
             throw e;
         }
-        boolean ok = false;
         try {
             DeviceState d = device(tcpContext);
             QueuePair qp = c.own(c.allocate(d.pd, d.shared).build());
             c.handshake(s, qp);
-            ok = true;
             return c;
-        } finally {
-            if (!ok) {
+        } catch (IOException | RuntimeException | Error e) {
+            try {
                 s.close();
-                c.close();
+            } catch (IOException x) {
+                e.addSuppressed(x);
             }
+            RdmaClient.closeAfter(c, e);
+            throw e;
         }
     }
 
@@ -367,9 +421,13 @@ public final class RdmaServer implements AutoCloseable {
      * Stops listening, closes every connection still open (their receives fail with
      * {@link AsynchronousCloseException}), then the protection domains, shared receive queues and, if the server
      * made them, its device context and engine. Idempotent.
+     *
+     * @throws IllegalStateException on the engine thread (it waits for the engine), or if something could not
+     *                               be closed (named in its suppressed exceptions)
      */
     @Override
     public void close() {
+        dev.rdma4j.internal.EngineThreads.refuseBlocking("RdmaServer.close");
         if (closed) {
             return;
         }
