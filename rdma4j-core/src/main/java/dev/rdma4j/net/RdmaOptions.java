@@ -11,6 +11,12 @@ import java.util.Objects;
  * <p>Thread-safe (immutable).
  */
 public final class RdmaOptions {
+    /**
+     * The system property that sets the default {@link #timeout()} (ISO-8601, e.g. {@code PT2M}): a program's
+     * deadlines scaled for a slow machine (an emulated device runs about 30 times slower) without changing it.
+     */
+    public static final String TIMEOUT_PROPERTY = "dev.rdma4j.net.timeout";
+
     /** How the two sides of a connection find each other. */
     public enum Exchange {
         /**
@@ -51,7 +57,9 @@ public final class RdmaOptions {
 
     /**
      * The defaults: rdma_cm, 4 KiB messages, 16 receive and 16 send buffers, no exposed region, a receive
-     * queue per connection, 30 s deadlines, an engine of the server's or connection's own.
+     * queue per connection, 30 s deadlines (or the system property {@value #TIMEOUT_PROPERTY}, an ISO-8601
+     * duration such as {@code PT2M}, for slow machines: emulators, CI), an engine of the server's or
+     * connection's own.
      *
      * @return the default options
      */
@@ -176,7 +184,7 @@ public final class RdmaOptions {
         private int sendBuffers = 16;
         private long exposedBytes;
         private boolean sharedReceiveQueue;
-        private Duration timeout = Duration.ofSeconds(30);
+        private Duration timeout = defaultTimeout();
         private CompletionEngine engine;
         private int backlog = 16;
 
@@ -309,6 +317,23 @@ public final class RdmaOptions {
          */
         public RdmaOptions build() {
             return new RdmaOptions(this);
+        }
+
+        private static Duration defaultTimeout() {
+            String p = System.getProperty(TIMEOUT_PROPERTY);
+            if (p == null) {
+                return Duration.ofSeconds(30);
+            }
+            try {
+                Duration d = Duration.parse(p);
+                if (!d.isNegative() && !d.isZero()) {
+                    return d;
+                }
+            } catch (java.time.format.DateTimeParseException e) {
+                // reported below
+            }
+            throw new IllegalArgumentException("-D" + TIMEOUT_PROPERTY + "=" + p
+                    + " is no positive ISO-8601 duration (e.g. PT2M)");
         }
 
         private static int positive(int n, String what) {

@@ -1,0 +1,63 @@
+package dev.rdma4j.net;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+
+/** The options' defaults, their checks, and the system property that scales the default deadline. */
+class RdmaOptionsTest {
+    @Test
+    void defaultsAreTheDocumentedOnes() {
+        String saved = System.clearProperty(RdmaOptions.TIMEOUT_PROPERTY);
+        try {
+            RdmaOptions o = RdmaOptions.defaults();
+            assertThat(o.exchange()).isEqualTo(RdmaOptions.Exchange.RDMA_CM);
+            assertThat(o.messageSize()).isEqualTo(4096);
+            assertThat(o.receiveBuffers()).isEqualTo(16);
+            assertThat(o.sendBuffers()).isEqualTo(16);
+            assertThat(o.exposedBytes()).isZero();
+            assertThat(o.sharedReceiveQueue()).isFalse();
+            assertThat(o.timeout()).isEqualTo(Duration.ofSeconds(30));
+            assertThat(o.engine()).isNull();
+        } finally {
+            if (saved != null) {
+                System.setProperty(RdmaOptions.TIMEOUT_PROPERTY, saved);
+            }
+        }
+    }
+
+    @Test
+    void theSystemPropertyScalesTheDefaultTimeoutAndABadOneIsNamed() {
+        String saved = System.getProperty(RdmaOptions.TIMEOUT_PROPERTY);
+        try {
+            System.setProperty(RdmaOptions.TIMEOUT_PROPERTY, "PT2M");
+            assertThat(RdmaOptions.defaults().timeout()).isEqualTo(Duration.ofMinutes(2));
+            assertThat(RdmaOptions.builder().timeout(Duration.ofSeconds(5)).build().timeout())
+                    .as("an explicit timeout wins").isEqualTo(Duration.ofSeconds(5));
+            System.setProperty(RdmaOptions.TIMEOUT_PROPERTY, "120");
+            assertThatThrownBy(RdmaOptions::defaults).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("-Ddev.rdma4j.net.timeout=120 is no positive ISO-8601 duration");
+            System.setProperty(RdmaOptions.TIMEOUT_PROPERTY, "PT0S");
+            assertThatThrownBy(RdmaOptions::defaults).isInstanceOf(IllegalArgumentException.class);
+        } finally {
+            if (saved == null) {
+                System.clearProperty(RdmaOptions.TIMEOUT_PROPERTY);
+            } else {
+                System.setProperty(RdmaOptions.TIMEOUT_PROPERTY, saved);
+            }
+        }
+    }
+
+    @Test
+    void badSizesAreRefusedWithTheirName() {
+        assertThatThrownBy(() -> RdmaOptions.builder().messageSize(0)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("messageSize");
+        assertThatThrownBy(() -> RdmaOptions.builder().receiveBuffers(-1))
+                .hasMessageContaining("receiveBuffers");
+        assertThatThrownBy(() -> RdmaOptions.builder().exposeRegion(-1)).hasMessageContaining("exposeRegion");
+        assertThatThrownBy(() -> RdmaOptions.builder().timeout(Duration.ZERO)).hasMessageContaining("positive");
+        assertThatThrownBy(() -> RdmaOptions.builder().exchange(null)).isInstanceOf(NullPointerException.class);
+    }
+}
