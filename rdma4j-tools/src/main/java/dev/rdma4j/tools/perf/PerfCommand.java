@@ -5,6 +5,7 @@ import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.Callable;
+import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -34,6 +35,22 @@ public final class PerfCommand implements Callable<Integer> {
 
         Mode(PollingMode polling) {
             this.polling = polling;
+        }
+    }
+
+    /** {@code --mode} in any case, whatever the command line's settings. */
+    static final class ModeConverter implements CommandLine.ITypeConverter<Mode> {
+        @Override
+        public Mode convert(String value) {
+            return Mode.valueOf(value.toUpperCase(java.util.Locale.ROOT));
+        }
+    }
+
+    /** {@code -A} in any case. */
+    static final class AtomicConverter implements CommandLine.ITypeConverter<PerfTest.AtomicOp> {
+        @Override
+        public PerfTest.AtomicOp convert(String value) {
+            return PerfTest.AtomicOp.valueOf(value.toUpperCase(java.util.Locale.ROOT));
         }
     }
 
@@ -87,7 +104,7 @@ public final class PerfCommand implements Callable<Integer> {
             + "(default: busy-poll the CQ); same as --mode=event")
     boolean events;
 
-    @Option(names = "--mode", paramLabel = "busy|adaptive|event", description = "wait for completions through a "
+    @Option(names = "--mode", paramLabel = "busy|adaptive|event", converter = ModeConverter.class, description = "wait for completions through a "
             + "CompletionEngine in this polling mode (default: busy-poll the CQ in the measuring thread)")
     Mode mode;
 
@@ -108,7 +125,8 @@ public final class PerfCommand implements Callable<Integer> {
     Integer inline;
 
     @Option(names = {"-A", "--atomic_type"}, paramLabel = "CMP_AND_SWAP|FETCH_AND_ADD",
-            defaultValue = "FETCH_AND_ADD", description = "type of atomic operation (default FETCH_AND_ADD)")
+            defaultValue = "FETCH_AND_ADD", converter = AtomicConverter.class,
+            description = "type of atomic operation (default FETCH_AND_ADD)")
     PerfTest.AtomicOp atomic;
 
     @Option(names = {"-F", "--CPU-freq"}, description = "accepted for perftest's sake, no effect (the tool measures "
