@@ -1,0 +1,467 @@
+package dev.rdma4j.tools.perf;
+
+import dev.rdma4j.MemoryRegion;
+import dev.rdma4j.QueuePair;
+import dev.rdma4j.ReceiveBatch;
+import dev.rdma4j.RemoteRegion;
+import dev.rdma4j.SendBatch;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.VarHandle;
+import java.net.Socket;
+import java.util.List;
+import org.HdrHistogram.Histogram;
+
+/**
+ * The measuring loops of {@code rdma4j perf}, one per kind of test, with perftest's semantics:
+ * <ul>
+ * <li><b>send_lat</b>: ping-pong of sends; the client sends first, each side posts its next send once the peer's
+ *     message arrived; the interval between two posts of one side is a round trip.
+ * <li><b>write_lat</b>: ping-pong of RDMA writes; each side spins on the last byte of its buffer until the peer's
+ *     write of iteration {@code i} set it to {@code (byte) i}, then writes its own and waits for its completion.
+ * <li><b>read_lat, atomic_lat</b>: the client posts one read (or CAS/FAA) and polls its completion; the interval
+ *     between two posts is the round trip.
+ * <li><b>write_bw, read_bw, send_bw</b>: the client keeps {@code -t} requests outstanding per QP, asking for a
+ *     completion every {@code cqMod} requests (and on the last); the server of send_bw counts its receives and
+ *     reposts them.
+ * </ul>
+ * The loops allocate nothing: one reused {@link SendBatch} and {@link ReceiveBatch}, {@link QueuePair#tryPost},
+ * completions from {@link PerfCompletions}, intervals into a {@link Histogram}, timestamps into arrays made before.
+ * With {@code -D} the client ends a run at the deadline and tells the server over TCP (a sync byte a watcher
+ * thread of the server reads).
+ */
+final class PerfLoops implements AutoCloseable {
+    private static final VarHandle BYTE = ValueLayout.JAVA_BYTE.varHandle();
+    private static final long QP_SHIFT = 40;
+    private static final long COUNT_MASK = (1L << QP_SHIFT) - 1;
+    private static final long MAX_INTERVAL_NS = 3_600_000_000_000L;
+
+    private final PerfParameters p;
+    private final QueuePair[] qps;
+    private final MemoryRegion mr;
+    private final MemorySegment buf;
+    private final long m;
+    private final RemoteRegion[] remotes;
+    private final PerfCompletions cq;
+    private final int inline;
+    private final Socket socket;
+    private final SendBatch send = new SendBatch(1, 1);
+    private final ReceiveBatch recv = new ReceiveBatch(1, 1);
+    private final Histogram histogram = PerfResults.histogram();
+    private final long[] scnt;
+    private final long[] ccnt;
+    private final long[] limit;
+    private final long[] posted;
+    private final long[] completed;
+    private final boolean client;
+    private final boolean receives;
+    private volatile boolean stopped;
+    // send_lat's completion bookkeeping
+    private int sendsOut;
+    private long arrived;
+
+    PerfLoops(PerfParameters p, List<QueuePair> qps, MemoryRegion mr, long m, List<RemoteRegion> remotes,
+            PerfCompletions cq, int inline, Socket socket) {
+        this.p = p;
+        this.qps = qps.toArray(QueuePair[]::new);
+        this.mr = mr;
+        this.buf = mr.segment();
+        this.m = m;
+        this.remotes = remotes.toArray(RemoteRegion[]::new);
+        this.cq = cq;
+        this.inline = inline;
+        this.socket = socket;
+        this.client = p.isClient();
+        this.scnt = new long[qps.size()];
+        this.ccnt = new long[qps.size()];
+        this.limit = new long[qps.size()];
+        long total = Math.max(p.iterations(), p.warmup()) * qps.size();
+        boolean stamps = !p.test().isLatency() && p.duration() == 0 && total <= PerfResults.MAX_TIMESTAMPS;
+        this.posted = stamps ? new long[(int) total] : null;
+        this.completed = stamps ? new long[(int) total] : null;
+        this.receives = p.test() == PerfTest.SEND_LAT || (p.test() == PerfTest.SEND_BW && !client);
+        buf.fill((byte) 0);
+    }
+
+    /**
+     * Posts the receives of the sides that receive (send tests): {@code -r} per QP.
+     *
+     * @throws PerfException if the device refuses
+     */
+    void postReceives() throws PerfException {
+        if (!receives) {
+            return;
+        }
+        for (int q = 0; q < qps.length; q++) {
+            for (int i = 0; i < p.rxDepth(); i++) {
+                repost(q);
+            }
+        }
+    }
+
+    /**
+     * One run of {@code n} iterations (or {@code duration} seconds) of {@code size} bytes.
+     *
+     * @param size     the message size
+     * @param n        iterations (per QP), when {@code duration} is 0
+     * @param duration seconds, or 0
+     * @param record   whether to measure (false in the warm-up)
+     * @return the row, or {@code null} on a side that does not report
+     * @throws PerfException if a post or a completion fails, or the peer leaves
+     */
+    Object run(long size, long n, int duration, boolean record) throws PerfException {
+        long deadline = duration > 0 ? System.nanoTime() + duration * 1_000_000_000L : Long.MAX_VALUE;
+        long iters = duration > 0 ? Long.MAX_VALUE : n;
+        Thread watcher = null;
+        stopped = false;
+        boolean loops = client || p.test().serverReports();
+        if (duration > 0 && !client && loops) {
+            watcher = Thread.ofVirtual().name("perf-stop").start(this::awaitStop);
+        }
+        histogram.reset();
+        Object row = null;
+        if (loops) {
+            row = switch (p.test()) {
+                case SEND_LAT -> sendLatency((int) size, iters, deadline, record);
+                case WRITE_LAT -> writeLatency((int) size, iters, deadline, record);
+                case READ_LAT, ATOMIC_LAT -> oneSidedLatency((int) size, iters, deadline, record);
+                case WRITE_BW, READ_BW, SEND_BW -> client ? bandwidth((int) size, iters, deadline, record)
+                        : sendBandwidthServer((int) size, iters, record);
+            };
+        }
+        if (duration > 0) {
+            if (watcher != null) {
+                try {
+                    watcher.join();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new PerfException("interrupted");
+                }
+                PerfRun.io("the peer left", () -> { // the answer to the client's end-of-run sync
+                    OutputStream o = socket.getOutputStream();
+                    o.write('R');
+                    o.flush();
+                    return null;
+                });
+            } else {
+                PerfRun.sync(socket); // the client's end of run; a server without loop answers
+            }
+        }
+        return record ? row : null;
+    }
+
+    /** The server's watcher of a -D run: the client's sync byte ends the run. */
+    private void awaitStop() {
+        try {
+            InputStream in = socket.getInputStream();
+            in.read(); // 'R', or -1 when the client left: the run ends either way
+        } catch (IOException e) {
+            // the connection failed: the run ends, the next sync reports it
+        } finally {
+            stopped = true;
+        }
+    }
+
+    // ------------------------------------------------------------------ latency
+
+    private Object sendLatency(int size, long n, long deadline, boolean record) throws PerfException {
+        QueuePair qp = qps[0];
+        long s = 0;
+        long r = 0;
+        long first = 0;
+        long prev = 0;
+        boolean inl = size <= inline;
+        while (s < n || r < n) {
+            if (r < n && !(s == 0 && client)) {
+                if (!awaitArrival()) {
+                    break; // -D: the client ended the run
+                }
+                r++;
+            }
+            if (client && System.nanoTime() >= deadline) {
+                break;
+            }
+            if (s < n) {
+                awaitSendRoom();
+                long now = System.nanoTime();
+                if (s == 0) {
+                    first = now;
+                } else if (record) {
+                    histogram.recordValue(Math.min(now - prev, MAX_INTERVAL_NS));
+                }
+                prev = now;
+                send.clear().send(0, mr, 0, size);
+                if (inl) {
+                    send.inline();
+                }
+                post(qp);
+                sendsOut++;
+                s++;
+            }
+        }
+        while (sendsOut > 0) {
+            handleSendLatencyCompletions(cq.poll());
+        }
+        return latencyRow(size, s, prev - first);
+    }
+
+    private boolean awaitArrival() throws PerfException {
+        while (arrived == 0) {
+            if (stopped) {
+                return false;
+            }
+            handleSendLatencyCompletions(cq.poll());
+        }
+        arrived--;
+        return true;
+    }
+
+    private void awaitSendRoom() throws PerfException {
+        while (sendsOut >= p.txDepth()) {
+            handleSendLatencyCompletions(cq.poll());
+        }
+    }
+
+    private void handleSendLatencyCompletions(int k) throws PerfException {
+        for (int i = 0; i < k; i++) {
+            if (cq.receive[i]) {
+                arrived++;
+                repost((int) cq.wrId[i]);
+            } else {
+                sendsOut--;
+            }
+        }
+    }
+
+    private Object writeLatency(int size, long n, long deadline, boolean record) throws PerfException {
+        QueuePair qp = qps[0];
+        RemoteRegion remote = remotes[0];
+        long pollAt = m + size - 1;
+        long s = 0;
+        long r = 0;
+        long c = 0;
+        long first = 0;
+        long prev = 0;
+        boolean inl = size <= inline;
+        while (s < n || c < n || r < n) {
+            if (r < n && !(s == 0 && client)) {
+                r++;
+                byte expected = (byte) r;
+                while ((byte) BYTE.getVolatile(buf, pollAt) != expected) {
+                    if (stopped) {
+                        return finishWriteLatency(size, s, prev - first);
+                    }
+                    Thread.onSpinWait();
+                }
+            }
+            if (client && System.nanoTime() >= deadline) {
+                break;
+            }
+            if (s < n) {
+                long now = System.nanoTime();
+                if (s == 0) {
+                    first = now;
+                } else if (record) {
+                    histogram.recordValue(Math.min(now - prev, MAX_INTERVAL_NS));
+                }
+                prev = now;
+                s++;
+                BYTE.setVolatile(buf, (long) size - 1, (byte) s);
+                send.clear().write(0, mr, 0, size, remote, m);
+                if (inl) {
+                    send.inline();
+                }
+                post(qp);
+            }
+            while (c < s) {
+                c += cq.pollNow();
+            }
+        }
+        return finishWriteLatency(size, s, prev - first);
+    }
+
+    /**
+     * Clears the buffer for the next run, before its barrier: every write of this side completed (the loop waits
+     * for each), and the peer's last one was seen whole (its last byte lands last).
+     */
+    private Object finishWriteLatency(int size, long iterations, long elapsed) {
+        buf.fill((byte) 0);
+        return latencyRow(size, iterations, elapsed);
+    }
+
+    private Object oneSidedLatency(int size, long n, long deadline, boolean record) throws PerfException {
+        QueuePair qp = qps[0];
+        RemoteRegion remote = remotes[0];
+        boolean atomic = p.test().verb() == PerfTest.Verb.ATOMIC;
+        boolean cas = p.atomic() == PerfTest.AtomicOp.CMP_AND_SWAP;
+        long s = 0;
+        long first = 0;
+        long prev = 0;
+        long end = 0;
+        while (s < n) {
+            long now = System.nanoTime();
+            if (now >= deadline) {
+                break;
+            }
+            if (s == 0) {
+                first = now;
+            } else if (record) {
+                histogram.recordValue(Math.min(now - prev, MAX_INTERVAL_NS));
+            }
+            prev = now;
+            send.clear();
+            if (!atomic) {
+                send.read(0, mr, 0, size, remote, m);
+            } else if (cas) {
+                send.compareAndSwap(0, mr, 0, remote, m, 0, 0);
+            } else {
+                send.fetchAndAdd(0, mr, 0, remote, m, 1);
+            }
+            post(qp);
+            s++;
+            while (cq.poll() == 0) {
+                Thread.onSpinWait();
+            }
+            end = System.nanoTime();
+        }
+        return latencyRow(size, s, end - first);
+    }
+
+    private Object latencyRow(int size, long iterations, long elapsedNs) {
+        if (histogram.getTotalCount() == 0) {
+            return new PerfResults.Latency(size, iterations, 0, 0, 0, 0, 0, 0, 0, 0);
+        }
+        return PerfResults.latency(histogram, p.test().rttFactor(), size, iterations, elapsedNs);
+    }
+
+    // ------------------------------------------------------------------ bandwidth
+
+    private Object bandwidth(int size, long n, long deadline, boolean record) throws PerfException {
+        int q = qps.length;
+        int cqMod = p.cqMod();
+        int depth = p.txDepth();
+        boolean inl = size <= inline && p.test().verb() != PerfTest.Verb.READ;
+        boolean stamps = record && posted != null;
+        for (int i = 0; i < q; i++) {
+            scnt[i] = 0;
+            ccnt[i] = 0;
+            limit[i] = n;
+        }
+        long total = n == Long.MAX_VALUE ? Long.MAX_VALUE : n * q;
+        long sent = 0;
+        long done = 0;
+        long start = System.nanoTime();
+        long last = start;
+        boolean ending = false;
+        while (true) {
+            if (!ending && System.nanoTime() >= deadline) {
+                ending = true; // -D: finish each QP's run of requests up to its next signaled one
+                total = 0;
+                for (int i = 0; i < q; i++) {
+                    limit[i] = (scnt[i] + cqMod - 1) / cqMod * cqMod;
+                    total += limit[i];
+                }
+            }
+            for (int i = 0; i < q; i++) {
+                while (scnt[i] < limit[i] && scnt[i] - ccnt[i] < depth) {
+                    long k = scnt[i];
+                    long wrId = ((long) i << QP_SHIFT) | (k + 1);
+                    send.clear();
+                    switch (p.test().verb()) {
+                        case WRITE -> send.write(wrId, mr, 0, size, remotes[i], m);
+                        case READ -> send.read(wrId, mr, 0, size, remotes[i], m);
+                        default -> send.send(wrId, mr, 0, size);
+                    }
+                    if (k % cqMod != cqMod - 1 && k != limit[i] - 1) {
+                        send.unsignaled();
+                    }
+                    if (inl) {
+                        send.inline();
+                    }
+                    if (stamps) {
+                        posted[(int) sent] = System.nanoTime();
+                    }
+                    post(qps[i]);
+                    scnt[i]++;
+                    sent++;
+                }
+            }
+            if (sent >= total && done >= sent) {
+                break;
+            }
+            int k = cq.poll();
+            if (k > 0) {
+                long now = System.nanoTime();
+                for (int j = 0; j < k; j++) {
+                    int i = (int) (cq.wrId[j] >>> QP_SHIFT);
+                    long count = cq.wrId[j] & COUNT_MASK;
+                    done += count - ccnt[i];
+                    ccnt[i] = count;
+                    if (stamps) {
+                        completed[(int) done - 1] = now;
+                    }
+                }
+                last = now;
+            }
+        }
+        return PerfResults.bandwidth(stamps ? posted : null, completed, done, cqMod, size, last - start, p.gbits());
+    }
+
+    private Object sendBandwidthServer(int size, long n, boolean record) throws PerfException {
+        long total = n == Long.MAX_VALUE ? Long.MAX_VALUE : n * qps.length;
+        long got = 0;
+        long start = System.nanoTime();
+        long last = start;
+        while (got < total) {
+            int k = cq.poll();
+            if (k == 0) {
+                if (stopped) {
+                    // the client saw every send acknowledged: what is still coming is already in the CQ
+                    long until = System.nanoTime() + 50_000_000;
+                    while (System.nanoTime() < until) {
+                        k = cq.pollNow();
+                        if (k > 0) {
+                            break;
+                        }
+                    }
+                    if (k == 0) {
+                        break;
+                    }
+                } else {
+                    continue;
+                }
+            }
+            last = System.nanoTime();
+            for (int j = 0; j < k; j++) {
+                repost((int) cq.wrId[j]);
+            }
+            got += k;
+        }
+        return record ? PerfResults.bandwidth(null, null, got, p.cqMod(), size, last - start, p.gbits()) : null;
+    }
+
+    // ------------------------------------------------------------------ posting
+
+    private void post(QueuePair qp) throws PerfException {
+        int rc = qp.tryPost(send);
+        if (rc != 0) {
+            throw new PerfException("Couldn't post send: errno " + rc);
+        }
+    }
+
+    private void repost(int q) throws PerfException {
+        int rc = qps[q].tryPost(recv.clear().receive(q, mr, m, (int) m));
+        if (rc != 0) {
+            throw new PerfException("Couldn't post receive: errno " + rc);
+        }
+    }
+
+    @Override
+    public void close() {
+        send.close();
+        recv.close();
+    }
+}

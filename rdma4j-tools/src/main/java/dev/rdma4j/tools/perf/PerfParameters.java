@@ -1,0 +1,112 @@
+package dev.rdma4j.tools.perf;
+
+import dev.rdma4j.engine.PollingMode;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * The resolved parameters of one {@code rdma4j perf} run: the options after defaults and checks.
+ *
+ * @param test       the test
+ * @param host       the server to connect to, or {@code null} on the server
+ * @param device     {@code -d}, or {@code null} for the first device
+ * @param ibPort     {@code -i}
+ * @param gidIndex   {@code -x}, or -1 for the port's best RoCE GID (none on InfiniBand)
+ * @param tcpPort    {@code -p}
+ * @param sizes      the message sizes, in order ({@code -s}, or every power of two with {@code -a})
+ * @param iterations measured iterations per size ({@code -n}); 0 with a duration
+ * @param duration   {@code -D} seconds, or 0 to run {@code iterations}
+ * @param qps        {@code -q} queue pairs (bandwidth tests)
+ * @param txDepth    {@code -t} send requests outstanding per QP
+ * @param rxDepth    receives kept posted (send tests)
+ * @param inline     {@code -I}: messages up to this size are sent inline
+ * @param warmup     {@code --warmup} iterations before the first size's measurement, not counted
+ * @param atomic     {@code -A} (atomic tests)
+ * @param mode       how completions are waited for: {@code null} to busy-poll the CQ in the measuring thread,
+ *                   else through a {@code CompletionEngine} in this mode ({@code -e} is {@code EVENT})
+ * @param gbits      {@code --report_gbits}
+ * @param json       {@code --json} file, or {@code null}
+ * @param plot       {@code --plot} file, or {@code null}
+ */
+public record PerfParameters(PerfTest test, String host, String device, int ibPort, int gidIndex, int tcpPort,
+        List<Long> sizes, long iterations, int duration, int qps, int txDepth, int rxDepth, int inline, long warmup,
+        PerfTest.AtomicOp atomic, PollingMode mode, boolean gbits, Path json, Path plot) {
+
+    /** perftest's largest size of {@code -a} ({@code MAX_SIZE}: 8 MiB). */
+    public static final long MAX_ALL_SIZE = 1L << 23;
+    /** The largest single message size this tool takes. */
+    public static final long MAX_SIZE = 1L << 30;
+    /** perftest's CQ moderation ({@code DEF_CQ_MOD}): bandwidth tests ask for a completion every this many sends. */
+    public static final int CQ_MOD = 100;
+
+    /** Validates and copies. */
+    public PerfParameters {
+        sizes = List.copyOf(sizes);
+    }
+
+    /**
+     * Every power of two from 2 up to {@code max}, as {@code -a} runs them.
+     *
+     * @param max the largest (at most {@link #MAX_ALL_SIZE})
+     * @return the sizes
+     */
+    public static List<Long> allSizes(long max) {
+        List<Long> s = new ArrayList<>();
+        for (long v = 2; v <= max; v <<= 1) {
+            s.add(v);
+        }
+        return s;
+    }
+
+    /**
+     * Whether this side is the client.
+     *
+     * @return a host was given
+     */
+    public boolean isClient() {
+        return host != null;
+    }
+
+    /**
+     * The largest message size.
+     *
+     * @return bytes
+     */
+    public long maxSize() {
+        return sizes.stream().mapToLong(Long::longValue).max().orElseThrow();
+    }
+
+    /**
+     * The CQ moderation of bandwidth tests: perftest's 100, at most the send queue depth.
+     *
+     * @return signal every this many sends
+     */
+    public int cqMod() {
+        return Math.min(CQ_MOD, txDepth);
+    }
+
+    /**
+     * What both sides must agree on, as one line sent to the peer before the endpoints: the test and
+     * everything that decides how many messages of which size go which way.
+     *
+     * @return the line
+     */
+    public String agreement() {
+        String s = sizes.size() == 1 ? Long.toString(sizes.getFirst())
+                : sizes.getFirst() + ".." + sizes.getLast();
+        return String.format(Locale.ROOT, "%s -s %s -n %d -D %d -q %d -t %d -r %d --warmup %d%s", test.cliName(), s,
+                iterations, duration, qps, txDepth, rxDepth, warmup,
+                test.verb() == PerfTest.Verb.ATOMIC ? " -A " + atomic : "");
+    }
+
+    /**
+     * How completions are waited for, as the banner says it.
+     *
+     * @return e.g. "busy polling the CQ" or "CompletionEngine EVENT"
+     */
+    public String completionMode() {
+        return mode == null ? "busy polling the CQ" : "CompletionEngine " + mode;
+    }
+}
