@@ -89,7 +89,8 @@ public final class PerfCommand implements Callable<Integer> {
             description = "number of exchanges (default 1000 for latency, 5000 for bandwidth)")
     Long iters;
 
-    @Option(names = {"-a", "--all"}, description = "run sizes from 2 till 2^23")
+    @Option(names = {"-a", "--all"}, description = "run sizes from 2 till 2^23 (without -n: at"
+            + " most 64 MiB per size, at least 100 iterations; the table shows the number run)")
     boolean all;
 
     @Option(names = "--max-size", paramLabel = "<size>", defaultValue = "8388608",
@@ -247,7 +248,8 @@ public final class PerfCommand implements Callable<Integer> {
         }
         PollingMode polling = events ? PollingMode.EVENT : mode == null ? null : mode.polling;
         return new PerfParameters(t, host, device, ibPort, gidIndex, tcpPort, sizes, n, duration == null ? 0 : duration,
-                qps, tx, rxDepth, inl, warmup, atomic, polling, gbits, json, plot);
+                qps, tx, rxDepth, inl, warmup, atomic, polling, gbits, json, plot,
+                all && iters == null && duration == null ? PerfParameters.ALL_SIZES_BUDGET : 0);
     }
 
     private ParameterException usage(String message) {

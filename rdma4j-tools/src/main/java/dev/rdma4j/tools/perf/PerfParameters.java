@@ -32,7 +32,30 @@ import java.util.Locale;
  */
 public record PerfParameters(PerfTest test, String host, String device, int ibPort, int gidIndex, int tcpPort,
         List<Long> sizes, long iterations, int duration, int qps, int txDepth, int rxDepth, int inline, long warmup,
-        PerfTest.AtomicOp atomic, PollingMode mode, boolean gbits, Path json, Path plot) {
+        PerfTest.AtomicOp atomic, PollingMode mode, boolean gbits, Path json, Path plot, long byteBudget) {
+
+    /**
+     * The bytes one size of {@code -a} moves at most when {@code -n} is not given: perftest runs its 5000
+     * iterations at every size, 40 GB at 8 MiB, which an emulated device (about 20 MB/s) needs hours for.
+     */
+    public static final long ALL_SIZES_BUDGET = 64L << 20;
+    /** The fewest iterations a size of {@code -a} runs under the budget. */
+    public static final long ALL_SIZES_MIN_ITERATIONS = 100;
+
+    /**
+     * The iterations of {@code size}: {@link #iterations()}, or under a byte budget (as {@code -a} without
+     * {@code -n} sets) as many as the budget holds, at least {@link #ALL_SIZES_MIN_ITERATIONS}. The tables show
+     * the number run.
+     *
+     * @param size the message size
+     * @return the iterations
+     */
+    public long iterationsFor(long size) {
+        if (byteBudget <= 0) {
+            return iterations;
+        }
+        return Math.min(iterations, Math.max(ALL_SIZES_MIN_ITERATIONS, byteBudget / Math.max(1, size)));
+    }
 
     /** perftest's largest size of {@code -a} ({@code MAX_SIZE}: 8 MiB). */
     public static final long MAX_ALL_SIZE = 1L << 23;

@@ -157,7 +157,7 @@ final class PerfRun {
         out.flush();
         List<Object> rows = new ArrayList<>();
         for (long size : p.sizes()) {
-            Object row = loops.run(size, p.iterations(), p.duration(), true);
+            Object row = loops.run(size, p.iterationsFor(size), p.duration(), true);
             sync(socket);
             if (report) {
                 out.println(row instanceof PerfResults.Latency l ? PerfReport.row(l, p.duration() > 0)

@@ -81,6 +81,19 @@ class PerfCommandTest {
     }
 
     @Test
+    void allSizesWithoutIterationsMoveAtMost64MiBPerSize() {
+        PerfParameters a = parse("write_bw", "-a");
+        assertThat(a.iterationsFor(2)).as("small sizes: perftest's 5000").isEqualTo(5000);
+        assertThat(a.iterationsFor(64 << 10)).isEqualTo(1024);
+        assertThat(a.iterationsFor(1L << 23)).as("8 MiB: the floor of 100").isEqualTo(100);
+        assertThat(parse("write_bw", "-a", "-n", "5000").iterationsFor(1L << 23)).as("-n given: as perftest")
+                .isEqualTo(5000);
+        assertThat(parse("send_lat", "-a").iterationsFor(1L << 20)).isEqualTo(100);
+        assertThat(parse("write_bw", "-s", "8388608").iterationsFor(1L << 23)).as("one size: no budget")
+                .isEqualTo(5000);
+    }
+
+    @Test
     void eventsAndModes() {
         assertThat(parse("send_lat", "-e").mode()).isEqualTo(PollingMode.EVENT);
         assertThat(parse("send_lat", "--mode=busy").mode()).isEqualTo(PollingMode.BUSY_POLL);
