@@ -81,6 +81,28 @@ public final class MemoryRegion extends NativeResource {
         this.rkey = ResourceVerbs.u32(mr, Structs.IBV_MR, "rkey");
     }
 
+    /**
+     * A region that was never registered, for benchmarks of the host-side hot path (rdma4j-bench encodes and
+     * pins without a device): the keys are made up, there is no protection domain, and closing it frees
+     * nothing. It can never reach a device: posting needs a queue pair, which needs a device. Kept
+     * package-private: only code in this package (tests, the benchmarks on the class path) can make one.
+     */
+    static MemoryRegion unregistered(MemorySegment segment, int lkey, int rkey) {
+        return new MemoryRegion(segment, lkey, rkey);
+    }
+
+    private MemoryRegion(MemorySegment segment, int lkey, int rkey) {
+        super("MemoryRegion(" + segment.byteSize() + " bytes, unregistered)", null);
+        this.pd = null;
+        this.segment = segment;
+        this.access = Set.of();
+        this.owned = null;
+        this.keep = null;
+        this.handle = null;
+        this.lkey = lkey;
+        this.rkey = rkey;
+    }
+
     private static MemorySegment checked(MemorySegment segment, Set<AccessFlag> access, boolean lifetimeVouched) {
         Objects.requireNonNull(segment, "segment");
         if (!segment.isNative()) {
@@ -239,6 +261,9 @@ public final class MemoryRegion extends NativeResource {
 
     @Override
     void destroy() {
+        if (handle == null) {
+            return; // unregistered(): nothing native
+        }
         try {
             ResourceVerbs.deregMr(handle);
         } catch (VerbsException e) {
