@@ -60,7 +60,7 @@ public final class MemoryRegion extends NativeResource {
     MemoryRegion(ProtectionDomain pd, MemorySegment segment, Set<AccessFlag> access, Arena owned, boolean unsafe)
             throws VerbsException {
         super("MemoryRegion(" + checked(segment, access, owned != null || unsafe).byteSize() + " bytes"
-                + (unsafe ? ", registerUnsafe" : "") + ")", pd);
+                + (unsafe ? ", registerUnsafe" : "") + ")", pd, true);
         this.pd = pd;
         this.segment = segment;
         this.access = Collections.unmodifiableSet(access);
@@ -92,7 +92,7 @@ public final class MemoryRegion extends NativeResource {
     }
 
     private MemoryRegion(MemorySegment segment, int lkey, int rkey) {
-        super("MemoryRegion(" + segment.byteSize() + " bytes, unregistered)", null);
+        super("MemoryRegion(" + segment.byteSize() + " bytes, unregistered)", null, true);
         this.pd = null;
         this.segment = segment;
         this.access = Set.of();
@@ -247,16 +247,6 @@ public final class MemoryRegion extends NativeResource {
         ensureOpen();
         return new IllegalStateException(description() + ": its memory was freed while registered (the arena of "
                 + "the registerUnsafe segment was closed); the device must not access it, close the region");
-    }
-
-    /** A posted work request starts using the region. */
-    void pin() {
-        acquire(true);
-    }
-
-    /** A posted work request finished with the region. */
-    void unpin() {
-        release(true);
     }
 
     @Override
