@@ -49,7 +49,7 @@ public final class AddressHandle extends NativeResource {
     }
 
     AddressHandle(ProtectionDomain pd, Attributes a) throws VerbsException {
-        super("AddressHandle(" + (a.global() ? a.dgid() : "lid " + a.dlid()) + ")", pd);
+        super("AddressHandle(" + (a.global() ? a.dgid() : "lid " + a.dlid()) + ")", pd, true);
         MemorySegment ah;
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment attr = arena.allocate(Codec.ahAttr());

@@ -60,7 +60,7 @@ public final class MemoryRegion extends NativeResource {
     MemoryRegion(ProtectionDomain pd, MemorySegment segment, Set<AccessFlag> access, Arena owned, boolean unsafe)
             throws VerbsException {
         super("MemoryRegion(" + checked(segment, access, owned != null || unsafe).byteSize() + " bytes"
-                + (unsafe ? ", registerUnsafe" : "") + ")", pd);
+                + (unsafe ? ", registerUnsafe" : "") + ")", pd, true);
         this.pd = pd;
         this.segment = segment;
         this.access = Collections.unmodifiableSet(access);
@@ -79,6 +79,28 @@ public final class MemoryRegion extends NativeResource {
         this.handle = mr;
         this.lkey = ResourceVerbs.u32(mr, Structs.IBV_MR, "lkey");
         this.rkey = ResourceVerbs.u32(mr, Structs.IBV_MR, "rkey");
+    }
+
+    /**
+     * A region that was never registered, for benchmarks of the host-side hot path (rdma4j-bench encodes and
+     * pins without a device): the keys are made up, there is no protection domain, and closing it frees
+     * nothing. It can never reach a device: posting needs a queue pair, which needs a device. Kept
+     * package-private: only code in this package (tests, the benchmarks on the class path) can make one.
+     */
+    static MemoryRegion unregistered(MemorySegment segment, int lkey, int rkey) {
+        return new MemoryRegion(segment, lkey, rkey);
+    }
+
+    private MemoryRegion(MemorySegment segment, int lkey, int rkey) {
+        super("MemoryRegion(" + segment.byteSize() + " bytes, unregistered)", null, true);
+        this.pd = null;
+        this.segment = segment;
+        this.access = Set.of();
+        this.owned = null;
+        this.keep = null;
+        this.handle = null;
+        this.lkey = lkey;
+        this.rkey = rkey;
     }
 
     private static MemorySegment checked(MemorySegment segment, Set<AccessFlag> access, boolean lifetimeVouched) {
@@ -227,18 +249,11 @@ public final class MemoryRegion extends NativeResource {
                 + "the registerUnsafe segment was closed); the device must not access it, close the region");
     }
 
-    /** A posted work request starts using the region. */
-    void pin() {
-        acquire(true);
-    }
-
-    /** A posted work request finished with the region. */
-    void unpin() {
-        release(true);
-    }
-
     @Override
     void destroy() {
+        if (handle == null) {
+            return; // unregistered(): nothing native
+        }
         try {
             ResourceVerbs.deregMr(handle);
         } catch (VerbsException e) {

@@ -13,9 +13,15 @@ import java.util.concurrent.atomic.AtomicInteger;
  * while those in progress finish. A call in progress keeps the handle alive, so no native call can race
  * a destroy, and callers acquiring in a tight loop cannot starve a close.
  *
+ * <p>Posted work requests pin the regions and address handles they use on a striped count instead
+ * ({@link #pin(int)}): each work queue increments a stripe of its own, so queue pairs posting from different
+ * threads with one shared region do no contended atomic per request; the pin reads the counter above for
+ * {@code CLOSING}, and the close that set it sums the stripes (a Dekker handshake: one of the two sees the
+ * other), so a region with posted requests still cannot close.
+ *
  * <p>A refused close names what still uses the object: the objects that depend on it (kept in a concurrent
  * map per object, updated only when objects are created and closed) and, apart from them, the number of
- * posted work requests pinning it (the rest of the counter, so posting stays free of allocation and locks).
+ * posted work requests pinning it (the stripes, so posting stays free of allocation and locks).
  * With the system property {@code dev.rdma4j.trackCreation=true} (as Netty's leak detector does, at the cost
  * of a stack walk per object created), every object records where it was created; refused closes and leak
  * reports then say it.
@@ -35,6 +41,13 @@ abstract class NativeResource implements AutoCloseable {
     private final NativeResource parent;
     private final Leak leak;
     private final AtomicInteger children = new AtomicInteger();
+    /**
+     * The posted work requests pinning this object, striped: each work queue counts its pins on a stripe of its
+     * own ({@link #pinStripe()}), {@value #PAD} longs (a cache line and its neighbour) apart, so queue pairs posting
+     * from different threads do no contended atomic per request on a shared region; {@code close()} sums the
+     * stripes. Null for objects that requests do not pin; their pins go to {@link #children}.
+     */
+    private final java.util.concurrent.atomic.AtomicLongArray pins;
     /** The objects using this one (created from it, or a QP using a CQ, ...), with how many times each does. */
     private final java.util.concurrent.ConcurrentHashMap<NativeResource, Integer> dependents =
             new java.util.concurrent.ConcurrentHashMap<>();
@@ -65,7 +78,21 @@ abstract class NativeResource implements AutoCloseable {
         }
     }
 
+    /** How many stripes {@link #pins} has (a power of two), and how far apart they are. */
+    static final int STRIPES = 8;
+    static final int PAD = 16;
+    private static final AtomicInteger NEXT_STRIPE = new AtomicInteger();
+
     NativeResource(String description, NativeResource parent) {
+        this(description, parent, false);
+    }
+
+    /**
+     * @param pinnable whether posted work requests pin this object (regions, address handles): their pins are
+     *                 then counted on stripes
+     */
+    NativeResource(String description, NativeResource parent, boolean pinnable) {
+        this.pins = pinnable ? new java.util.concurrent.atomic.AtomicLongArray(STRIPES * PAD) : null;
         this.description = description;
         this.parent = parent;
         this.createdAt = trackCreation ? creationSite() : null;
@@ -154,7 +181,65 @@ abstract class NativeResource implements AutoCloseable {
 
     /** Dependents and posted work requests using this object now. */
     final int childCount() {
-        return children.get();
+        return children.get() + (int) pinCount();
+    }
+
+    /**
+     * A stripe for a new work queue's pins ({@link #pin(int)}), round robin: queues created one after another
+     * count on different stripes, so their pins do not contend.
+     */
+    static int pinStripe() {
+        return NEXT_STRIPE.getAndIncrement() & (STRIPES - 1);
+    }
+
+    /**
+     * A posted work request of the queue counting on {@code stripe} starts using this object: until
+     * {@link #unpin(int)}, {@code close()} is refused. One atomic increment on the queue's own stripe; the
+     * object's shared counter is only read.
+     *
+     * @throws IllegalStateException if closed or closing
+     */
+    final void pin(int stripe) {
+        java.util.concurrent.atomic.AtomicLongArray p = pins;
+        if (p == null) {
+            acquire(true);
+            return;
+        }
+        int i = stripe * PAD;
+        p.getAndIncrement(i);
+        // Dekker with close(): the increment comes before this read, close's CAS to CLOSING before its sum of
+        // the stripes; so either this sees CLOSING (and backs off) or that close sees the pin (and is refused).
+        int n = leak.users.get();
+        if (n == CLOSED || (n & CLOSING) != 0) {
+            p.getAndDecrement(i);
+            throw new IllegalStateException(description + (n == CLOSED ? " is closed" : " is closing"));
+        }
+    }
+
+    /** A request that {@link #pin(int)} counted on {@code stripe} is done with this object. */
+    final void unpin(int stripe) {
+        java.util.concurrent.atomic.AtomicLongArray p = pins;
+        if (p == null) {
+            release(true);
+            return;
+        }
+        p.getAndDecrement(stripe * PAD);
+        if (closeWhenIdle) {
+            closeIfIdle();
+        }
+    }
+
+    /** Posted work requests pinning this object now (the sum of the stripes). */
+    final long pinCount() {
+        java.util.concurrent.atomic.AtomicLongArray p = pins;
+        if (p == null) {
+            return 0;
+        }
+        long sum = 0;
+        for (int i = 0; i < STRIPES; i++) {
+            sum += p.get(i * PAD);
+        }
+        return sum;
     }
 
     /** How this object is named in messages about it; {@link #description()} plus what identifies it. */
@@ -211,7 +296,7 @@ abstract class NativeResource implements AutoCloseable {
     }
 
     private void closeIfIdle() {
-        if (children.get() == 0) {
+        if (children.get() == 0 && pinCount() == 0) {
             try {
                 close();
             } catch (IllegalStateException raced) {
@@ -267,10 +352,14 @@ abstract class NativeResource implements AutoCloseable {
                 continue;
             }
             int kids = children.get();
-            if (kids > 0) {
+            if (kids > 0 || pinCount() > 0) {
                 throw stillUsed(kids);
             }
             if (users.compareAndSet(n, n | CLOSING)) {
+                if (pinCount() > 0) { // a request was posted as the close began: give up the close, reopened
+                    users.getAndAdd(-CLOSING);
+                    throw stillUsed(children.get());
+                }
                 break;
             }
         }
@@ -306,7 +395,7 @@ abstract class NativeResource implements AutoCloseable {
         for (var e : open) {
             uses += e.getValue();
         }
-        int pins = Math.max(0, kids - uses);
+        long pins = Math.max(0, kids - uses) + pinCount();
         StringBuilder m = new StringBuilder("cannot close ").append(label()).append(": ");
         java.util.List<CreationSite> sites = new java.util.ArrayList<>();
         if (open.isEmpty() && pins == 0) { // they went meanwhile

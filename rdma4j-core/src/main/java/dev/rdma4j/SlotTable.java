@@ -17,6 +17,8 @@ final class SlotTable implements Slots {
     private final NativeResource[] refs;
     private final int[] refCounts;
     private final int[] free;
+    /** This queue's stripe of the pin counts of the regions its receives use. */
+    private final int stripe = NativeResource.pinStripe();
     private int top;
 
     SlotTable(int capacity, int refsPerSlot) {
@@ -55,7 +57,7 @@ final class SlotTable implements Slots {
     @Override
     public synchronized void pin(long seq, NativeResource r) {
         int slot = (int) (seq & 0xffffff);
-        r.acquire(true);
+        r.pin(stripe);
         refs[slot * refsPerSlot + refCounts[slot]++] = r;
     }
 
@@ -88,7 +90,7 @@ final class SlotTable implements Slots {
     private void release(int slot) {
         int base = slot * refsPerSlot;
         for (int k = 0; k < refCounts[slot]; k++) {
-            refs[base + k].release(true);
+            refs[base + k].unpin(stripe);
             refs[base + k] = null;
         }
         refCounts[slot] = 0;

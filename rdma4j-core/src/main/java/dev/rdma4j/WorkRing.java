@@ -19,6 +19,8 @@ final class WorkRing implements Slots {
     private final int[] refCounts;
     private final MemoryRegion[] bufferRegions;
     private final long[] bufferOffsets;
+    /** This queue's stripe of the pin counts of the regions its requests use. */
+    private final int stripe = NativeResource.pinStripe();
     private long head;
     private volatile long tail;
 
@@ -60,7 +62,7 @@ final class WorkRing implements Slots {
         if (refCounts[i] == refsPerSlot) {
             throw new IllegalStateException("too many resources in one work request");
         }
-        r.acquire(true);
+        r.pin(stripe);
         refs[i * refsPerSlot + refCounts[i]++] = r;
     }
 
@@ -110,7 +112,7 @@ final class WorkRing implements Slots {
     private void releaseSlot(int i) {
         int base = i * refsPerSlot;
         for (int k = 0; k < refCounts[i]; k++) {
-            refs[base + k].release(true);
+            refs[base + k].unpin(stripe);
             refs[base + k] = null;
         }
         refCounts[i] = 0;

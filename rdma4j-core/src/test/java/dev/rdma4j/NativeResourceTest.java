@@ -21,6 +21,10 @@ class NativeResourceTest {
             super(name, parent);
         }
 
+        Fake(String name, NativeResource parent, boolean pinnable) {
+            super(name, parent, pinnable);
+        }
+
         void use() {
             acquire(false);
             release(false);
@@ -189,6 +193,98 @@ class NativeResourceTest {
         }
         region.close();
         assertThat(region.destroyed).hasValue(1);
+    }
+
+    /**
+     * Issue 11: a region's pins are counted on per-queue stripes (no contended atomic per posted request), and
+     * close still refuses while any stripe holds one, names them apart from open objects, and a pin after
+     * close is refused.
+     */
+    @Test
+    void stripedPinsRefuseCloseLikeAnyOtherPin() {
+        Fake region = new Fake("Fake(region)", null, true);
+        int[] stripes = {NativeResource.pinStripe(), NativeResource.pinStripe(), NativeResource.pinStripe()};
+        for (int s : stripes) {
+            region.pin(s);
+        }
+        assertThat(region.pinCount()).isEqualTo(3);
+        assertThatThrownBy(region::close).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("pinned by 3 posted work request(s)").hasMessageNotContaining("open object");
+        Fake child = new Fake("Fake(child)", region);
+        assertThatThrownBy(region::close).hasMessageContaining("still used by 1 open object(s): Fake(child)")
+                .hasMessageContaining("pinned by 3 posted work request(s)");
+        child.close();
+        region.unpin(stripes[0]);
+        region.unpin(stripes[1]);
+        assertThatThrownBy(region::close).hasMessageContaining("pinned by 1 posted work request(s)");
+        region.pin(stripes[0]); // a pin and its unpin may be on different threads, never on different stripes
+        region.unpin(stripes[0]);
+        region.unpin(stripes[2]);
+        region.close();
+        assertThat(region.destroyed).hasValue(1);
+        assertThatThrownBy(() -> region.pin(stripes[0])).isInstanceOf(IllegalStateException.class)
+                .hasMessage("Fake(region) is closed");
+        assertThat(region.pinCount()).isZero();
+    }
+
+    /** closeWhenIdle: the last unpin closes a striped region. */
+    @Test
+    void lastUnpinClosesAStripedRegionThatShouldCloseWhenIdle() {
+        Fake region = new Fake("Fake(region)", null, true);
+        int s = NativeResource.pinStripe();
+        region.pin(s);
+        region.closeWhenIdle();
+        assertThat(region.isClosed()).isFalse();
+        region.unpin(s);
+        assertThat(region.isClosed()).isTrue();
+    }
+
+    /**
+     * Pins racing a close on other threads: either the pin is refused or the close is; a close never succeeds
+     * while a pin it let through is held.
+     */
+    @Test
+    void aCloseNeverWinsAgainstAPinItLetThrough() throws Exception {
+        for (int round = 0; round < 300; round++) {
+            Fake region = new Fake("Fake(region)", null, true);
+            java.util.concurrent.atomic.AtomicBoolean heldWhileClosed = new java.util.concurrent.atomic.AtomicBoolean();
+            java.util.concurrent.CountDownLatch go = new java.util.concurrent.CountDownLatch(1);
+            List<Thread> pinners = new ArrayList<>();
+            for (int t = 0; t < 3; t++) {
+                int stripe = NativeResource.pinStripe();
+                pinners.add(Thread.ofPlatform().start(() -> {
+                    try {
+                        go.await();
+                        for (int k = 0; k < 200; k++) {
+                            try {
+                                region.pin(stripe);
+                            } catch (IllegalStateException refused) {
+                                return; // closing or closed
+                            }
+                            if (region.isClosed()) {
+                                heldWhileClosed.set(true);
+                            }
+                            region.unpin(stripe);
+                        }
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }));
+            }
+            go.countDown();
+            while (!region.isClosed()) {
+                try {
+                    region.close();
+                } catch (IllegalStateException pinned) {
+                    Thread.onSpinWait();
+                }
+            }
+            for (Thread t : pinners) {
+                t.join();
+            }
+            assertThat(heldWhileClosed).as("a pin was held after close").isFalse();
+            assertThat(region.destroyed).hasValue(1);
+        }
     }
 
     /** With creation tracking on (-Ddev.rdma4j.trackCreation=true), the message says where each child was made. */

@@ -9,7 +9,7 @@ import picocli.CommandLine.Command;
         subcommands = {DevInfoCommand.class, DemoCommand.class, RcPingpongCommand.class,
                 dev.rdma4j.tools.rping.RpingCommand.class,
                 UcPingpongCommand.class, UdPingpongCommand.class, SrqPingpongCommand.class,
-                dev.rdma4j.tools.perf.PerfCommand.class,
+                dev.rdma4j.tools.perf.PerfCommand.class, dev.rdma4j.tools.perf.PerfReportCommand.class,
                 CommandLine.HelpCommand.class})
 public final class Main {
     private Main() {

@@ -11,8 +11,10 @@ import java.lang.invoke.MethodHandle;
 /**
  * The hot verbs, which verbs.h defines {@code static inline}: {@code ibv_poll_cq}, {@code ibv_post_send},
  * {@code ibv_post_recv}, {@code ibv_post_srq_recv} and {@code ibv_req_notify_cq} call the provider's
- * function pointers in {@code context->ops}, and so does rdma4j. They are short and never block, so
- * they are linked {@code critical}: no thread-state transition. They return status codes, never throw.
+ * function pointers in {@code context->ops}, and so does rdma4j. They return status codes, never throw.
+ * Polling and posting are linked {@code critical} (no thread-state transition), which the JDK reserves for
+ * short calls that never block. {@code ibv_req_notify_cq} is not one of them: on rxe (and other software
+ * providers) it is a {@code write(2)} to the kernel, so it is an ordinary downcall.
  */
 @SuppressWarnings("restricted")
 public final class DataPath {
@@ -22,7 +24,7 @@ public final class DataPath {
     private static final MethodHandle POST = Native.LINKER.downcallHandle(
             FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS), CRITICAL);
     private static final MethodHandle REQ_NOTIFY_CQ = Native.LINKER.downcallHandle(
-            FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT), CRITICAL);
+            FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
 
     private static final long OPS = CLayouts.offset(Structs.IBV_CONTEXT, "ops");
 

@@ -1,0 +1,73 @@
+package dev.rdma4j.bench;
+
+import dev.rdma4j.AccessFlag;
+import dev.rdma4j.CompletionQueue;
+import dev.rdma4j.Context;
+import dev.rdma4j.Device;
+import dev.rdma4j.MemoryRegion;
+import dev.rdma4j.ProtectionDomain;
+import dev.rdma4j.QpEndpoint;
+import dev.rdma4j.QpType;
+import dev.rdma4j.QueuePair;
+import dev.rdma4j.VerbsException;
+import dev.rdma4j.WorkCompletions;
+import dev.rdma4j.engine.CompletionEngine;
+
+/**
+ * Two RC queue pairs on one device connected to each other (the device loops back), public API only: a CQ
+ * each (the engine's when one is given), one region for everything. The device is {@code RDMA4J_DEVICE}, else
+ * the first.
+ */
+final class LoopbackPair implements AutoCloseable {
+    final Context ctx;
+    final ProtectionDomain pd;
+    final CompletionQueue cqA;
+    final CompletionQueue cqB;
+    final QueuePair a;
+    final QueuePair b;
+    final MemoryRegion mr;
+
+    LoopbackPair(int depth, CompletionEngine engine) throws VerbsException {
+        ctx = Device.byNameOrDefault(null).open();
+        pd = ctx.allocateProtectionDomain();
+        int cqSize = 2 * depth + 16;
+        cqA = engine != null ? engine.createCompletionQueue(ctx, cqSize) : ctx.createCompletionQueue(cqSize);
+        cqB = engine != null ? engine.createCompletionQueue(ctx, cqSize) : ctx.createCompletionQueue(cqSize);
+        a = QueuePair.builder(pd, QpType.RC).completionQueue(cqA).capacity(depth, depth).build();
+        b = QueuePair.builder(pd, QpType.RC).completionQueue(cqB).capacity(depth, depth).build();
+        QpEndpoint ea = a.localEndpoint(0x1111);
+        QpEndpoint eb = b.localEndpoint(0x2222);
+        a.connect(eb, 0x1111);
+        b.connect(ea, 0x2222);
+        mr = pd.allocate(1 << 20, AccessFlag.LOCAL_WRITE, AccessFlag.REMOTE_WRITE, AccessFlag.REMOTE_READ);
+    }
+
+    /** Polls {@code cq} until {@code n} completions came, all successful. */
+    static void await(CompletionQueue cq, WorkCompletions wcs, int n) throws VerbsException {
+        long deadline = System.nanoTime() + 60_000_000_000L;
+        int seen = 0;
+        while (seen < n) {
+            int got = cq.poll(wcs);
+            for (int i = 0; i < got; i++) {
+                if (!wcs.isSuccess(i)) {
+                    throw new IllegalStateException("completion failed: " + wcs.get(i));
+                }
+            }
+            seen += got;
+            if (got == 0 && System.nanoTime() > deadline) {
+                throw new IllegalStateException("waited 60 s for " + n + " completions, got " + seen);
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        a.close();
+        b.close();
+        cqA.close();
+        cqB.close();
+        mr.close();
+        pd.close();
+        ctx.close();
+    }
+}

@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# The guest side of scripts/perf-compare: runs every case of rdma4j's tools and rdma-core's C tools
+# interleaved (rdma4j, C, rdma4j, C, ... ROUNDS times), both sides of each run on this device, and appends
+# one line per measured figure to OUT/raw.tsv: case, metric, implementation, round, value. Then the report.
+#
+#   guest.sh ROUNDS OUT
+set -uo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd -P)
+rounds=$1 out=$2
+mkdir -p "$out"
+raw="$out/raw.tsv"
+: >"$raw"
+ip=$(ip -4 -o addr show | awk '$4 ~ /^198\.1[89]\./ { sub("/.*", "", $4); print $4; exit }')
+[ -n "$ip" ] || { echo "perf-compare: no 198.18.0.0/15 address on this guest" >&2; exit 1; }
+port=19000
+j="$ROOT/bin/rdma4j"
+
+# wait until something listens on TCP port $1 (a probe connection would be taken for a client)
+await_port() {
+	for _ in $(seq 600); do
+		ss -ltn 2>/dev/null | awk '{print $4}' | grep -q ":$1\$" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# one run: the server ($1, a command without the address) in the background, then the client; prints the
+# client's output (and the server's after a failure)
+run_pair() {
+	local server=$1 client=$2 log="$out/last"
+	port=$((port + 1))
+	$server -p "$port" >"$log.server" 2>&1 &
+	local spid=$!
+	if ! await_port "$port"; then
+		echo "perf-compare: server never listened: $server" >&2
+		cat "$log.server" >&2
+		kill "$spid" 2>/dev/null
+		return 1
+	fi
+	if ! timeout 600 $client -p "$port" "$ip" >"$log.client" 2>&1; then
+		echo "perf-compare: failed: $client" >&2
+		cat "$log.client" "$log.server" >&2
+		kill "$spid" 2>/dev/null
+		wait "$spid" 2>/dev/null
+		return 1
+	fi
+	timeout 60 tail --pid="$spid" -f /dev/null 2>/dev/null || kill "$spid" 2>/dev/null
+	wait "$spid" 2>/dev/null
+	cat "$log.client"
+}
+
+# the row of a perftest table whose first column is $1: column $2
+column() {
+	awk -v size="$1" -v col="$2" '$1 == size && NF >= col && $2 ~ /^[0-9]+$/ { v = $col } END { if (v != "") print v }'
+}
+
+record() { # case metric impl round value
+	[ -n "$5" ] || { echo "perf-compare: no $2 for $1 ($3, round $4)" >&2; return 1; }
+	printf '%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "$5" >>"$raw"
+}
+
+# perftest-style case: name, size, metric columns ("t_typical:5" or "bw:4 msgrate:5"), rdma4j args, C tool + args
+perf_case() {
+	local name=$1 size=$2 metrics=$3 args=$4 ctool=$5 r impl out_text
+	for ((r = 1; r <= rounds; r++)); do
+		for impl in rdma4j C; do
+			if [ "$impl" = rdma4j ]; then
+				out_text=$(run_pair "$j perf $args" "$j perf $args") || return 1
+			else
+				out_text=$(run_pair "$ctool" "$ctool") || return 1
+			fi
+			for m in $metrics; do
+				record "$name" "${m%%:*}" "$impl" "$r" "$(column "$size" "${m#*:}" <<<"$out_text")" || return 1
+			done
+		done
+	done
+}
+
+pingpong_case() {
+	local r impl out_text
+	for ((r = 1; r <= rounds; r++)); do
+		for impl in rdma4j C; do
+			if [ "$impl" = rdma4j ]; then
+				out_text=$(run_pair "$j rc-pingpong -g 1 -n 20000 -s 64" "$j rc-pingpong -g 1 -n 20000 -s 64") || return 1
+			else
+				out_text=$(run_pair "ibv_rc_pingpong -g 1 -n 20000 -s 64" "ibv_rc_pingpong -g 1 -n 20000 -s 64") || return 1
+			fi
+			record "rc_pingpong 64 B (cold)" usec_per_iter "$impl" "$r" \
+				"$(sed -n 's/.* = \([0-9.]*\) usec\/iter.*/\1/p' <<<"$out_text" | tail -n 1)" || return 1
+		done
+	done
+}
+
+status=0
+echo "perf-compare: $rounds rounds, interleaved rdma4j / C, in $(uname -r); results in $out" >&2
+perf_case "send_lat 64 B" 64 "t_typical:5" "send_lat -s 64" "ib_send_lat -s 64" || status=1
+perf_case "send_lat 4 KiB" 4096 "t_typical:5" "send_lat -s 4096" "ib_send_lat -s 4096" || status=1
+perf_case "write_lat 64 B" 64 "t_typical:5" "write_lat -s 64" "ib_write_lat -s 64" || status=1
+perf_case "read_lat 64 B" 64 "t_typical:5" "read_lat -s 64" "ib_read_lat -s 64" || status=1
+perf_case "atomic_lat FETCH_AND_ADD" 8 "t_typical:5" "atomic_lat" "ib_atomic_lat" || status=1
+perf_case "write_bw 64 B" 64 "bw_average:4 msg_rate:5" "write_bw -s 64" "ib_write_bw -s 64" || status=1
+perf_case "write_bw 64 KiB" 65536 "bw_average:4 msg_rate:5" "write_bw -s 65536" "ib_write_bw -s 65536" || status=1
+perf_case "send_bw 4 KiB" 4096 "bw_average:4 msg_rate:5" "send_bw -s 4096" "ib_send_bw -s 4096" || status=1
+perf_case "send_lat -e 64 B" 64 "t_typical:5" "send_lat -e -s 64" "ib_send_lat -e -s 64" || status=1
+pingpong_case || status=1
+"$j" perf-report "$raw" --plot "$out/perf-compare.png" | tee "$out/table.txt" || status=1
+exit "$status"
