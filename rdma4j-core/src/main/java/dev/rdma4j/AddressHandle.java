@@ -33,6 +33,33 @@ public final class AddressHandle extends NativeResource {
      */
     public record Attributes(int port, int dlid, int serviceLevel, boolean global, Gid dgid, int sgidIndex,
             int hopLimit, int trafficClass, int flowLabel) {
+        /**
+         * Refuses values that do not fit their C fields instead of truncating them.
+         *
+         * @param port         1..255
+         * @param dlid         0..0xffff
+         * @param serviceLevel 0..15
+         * @param global       whether a GRH is used
+         * @param dgid         the destination GID, not null when global
+         * @param sgidIndex    0..255 when global (else ignored: -1..255)
+         * @param hopLimit     0..255
+         * @param trafficClass 0..255
+         * @param flowLabel    0..0xfffff (20 bits)
+         * @throws IllegalArgumentException naming a value out of its range
+         */
+        public Attributes {
+            Ranges.check("port", port, 1, 255);
+            Ranges.check("dlid", dlid, 0, 0xffff);
+            Ranges.check("serviceLevel", serviceLevel, 0, 15);
+            Ranges.check("sgidIndex", sgidIndex, global ? 0 : -1, 255);
+            Ranges.check("hopLimit", hopLimit, 0, 255);
+            Ranges.check("trafficClass", trafficClass, 0, 255);
+            Ranges.check("flowLabel", flowLabel, 0, 0xfffff);
+            if (global && dgid == null) {
+                throw new IllegalArgumentException("a global address needs its dgid");
+            }
+        }
+
 
         /**
          * The route to a peer's endpoint as the pingpong examples build it: GRH when the peer has a GID,

@@ -29,6 +29,7 @@ public record InitAttributes(int port, int pkeyIndex, Set<AccessFlag> access, in
         if (port < 1 || port > 255) {
             throw new IllegalArgumentException("port must be 1..255: " + port);
         }
+        Ranges.check("pkeyIndex", pkeyIndex, 0, 0xffff);
         access = access == null ? null : Set.copyOf(access);
     }
 

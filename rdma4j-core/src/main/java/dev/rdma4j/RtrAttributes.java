@@ -20,6 +20,33 @@ package dev.rdma4j;
  */
 public record RtrAttributes(QpEndpoint remote, Mtu pathMtu, Mtu remoteMtu, int maxDestRdAtomic, int minRnrTimer,
         Boolean global, int sgidIndex, int hopLimit, int trafficClass, int flowLabel, int serviceLevel) {
+    /**
+     * Refuses values that do not fit their C fields instead of truncating them.
+     *
+     * @param remote          the peer's endpoint, not null
+     * @param pathMtu         the path MTU or null
+     * @param remoteMtu       the peer's MTU
+     * @param maxDestRdAtomic 0..255
+     * @param minRnrTimer     0..31
+     * @param global          GRH or null
+     * @param sgidIndex       -1 (best) or 0..255
+     * @param hopLimit        0..255
+     * @param trafficClass    0..255
+     * @param flowLabel       0..0xfffff (20 bits)
+     * @param serviceLevel    0..15
+     * @throws IllegalArgumentException naming a value out of its range
+     */
+    public RtrAttributes {
+        java.util.Objects.requireNonNull(remote, "remote");
+        Ranges.check("maxDestRdAtomic", maxDestRdAtomic, 0, 255);
+        Ranges.check("minRnrTimer", minRnrTimer, 0, 31);
+        Ranges.check("sgidIndex", sgidIndex, -1, 255);
+        Ranges.check("hopLimit", hopLimit, 0, 255);
+        Ranges.check("trafficClass", trafficClass, 0, 255);
+        Ranges.check("flowLabel", flowLabel, 0, 0xfffff);
+        Ranges.check("serviceLevel", serviceLevel, 0, 15);
+    }
+
 
     /**
      * Defaults for everything but the peer.

@@ -13,6 +13,25 @@ package dev.rdma4j;
  */
 public record RtsAttributes(int sqPsn, int timeout, int retryCount, int rnrRetry, int maxRdAtomic) {
     /**
+     * Refuses values that do not fit their C fields ({@code sq_psn} 24 bits, {@code timeout} 5,
+     * {@code retry_cnt} and {@code rnr_retry} 3, {@code max_rd_atomic} 8).
+     *
+     * @param sqPsn       0..0xffffff
+     * @param timeout     0..31
+     * @param retryCount  0..7
+     * @param rnrRetry    0..7
+     * @param maxRdAtomic 0..255
+     * @throws IllegalArgumentException naming a value out of its range
+     */
+    public RtsAttributes {
+        Ranges.check("sqPsn", sqPsn, 0, 0xffffff);
+        Ranges.check("timeout", timeout, 0, 31);
+        Ranges.check("retryCount", retryCount, 0, 7);
+        Ranges.check("rnrRetry", rnrRetry, 0, 7);
+        Ranges.check("maxRdAtomic", maxRdAtomic, 0, 255);
+    }
+
+    /**
      * Defaults for everything but the PSN.
      *
      * @param sqPsn this side's initial send PSN

@@ -83,8 +83,9 @@ public final class SharedReceiveQueue extends NativeResource {
         int grantedWr;
         int grantedSge;
         try (Arena a = Arena.ofConfined()) {
-            if (maxWr < 1 || maxSge < 1 || limit < 0) {
-                throw new IllegalArgumentException("an SRQ needs maxWr >= 1, maxSge >= 1, limit >= 0");
+            if (maxWr < 1 || maxSge < 1 || limit < 0 || limit > maxWr) {
+                throw new IllegalArgumentException("an SRQ needs maxWr >= 1, maxSge >= 1, 0 <= limit <= maxWr: "
+                        + maxWr + ", " + maxSge + ", " + limit);
             }
             MemoryLayout l = Codec.srqInitAttr();
             MemorySegment init = a.allocate(l);
@@ -145,6 +146,9 @@ public final class SharedReceiveQueue extends NativeResource {
      * @throws IllegalStateException if the SRQ is in error or closed
      */
     public void armLimit(int limit) throws VerbsException {
+        if (limit < 0 || limit > maxWr) {
+            throw new IllegalArgumentException("the limit must be 0.." + maxWr + " (the SRQ's max_wr): " + limit);
+        }
         modify(LIMIT, 0, limit);
     }
 

@@ -253,6 +253,23 @@ class SharedReceiveQueueDeviceTest {
         }
     }
 
+    /** Issue 12: a limit above the SRQ's max_wr was accepted (it can never fire as meant). */
+    @Test
+    void aLimitAboveMaxWrIsRefused() throws Exception {
+        try (Context ctx = TestDevice.device().open(); ProtectionDomain pd = ctx.allocateProtectionDomain()) {
+            assertThatThrownBy(() -> pd.createSharedReceiveQueue(4, 1, 5)).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("0 <= limit <= maxWr");
+            try (SharedReceiveQueue srq = pd.createSharedReceiveQueue(8, 1, 0)) {
+                int maxWr = srq.query().maxWr();
+                assertThatThrownBy(() -> srq.armLimit(maxWr + 1)).isInstanceOf(IllegalArgumentException.class)
+                        .hasMessageContaining("max_wr");
+                assertThatThrownBy(() -> srq.armLimit(-1)).isInstanceOf(IllegalArgumentException.class);
+                srq.armLimit(maxWr);
+                assertThat(srq.query().limit()).isEqualTo(maxWr);
+            }
+        }
+    }
+
     /** After SRQ_ERR (delivered as the context would deliver it) the SRQ can only be closed. */
     @Test
     void anSrqInErrorCanOnlyBeClosed() throws Exception {
