@@ -124,6 +124,16 @@ public final class MemoryRegion extends NativeResource {
                     + "and keep the arena open until the region is closed");
         }
         AccessFlag.validate(access);
+        if (segment.isReadOnly() && (access.contains(AccessFlag.LOCAL_WRITE) || access.contains(AccessFlag.REMOTE_WRITE)
+                || access.contains(AccessFlag.REMOTE_ATOMIC))) {
+            throw new IllegalArgumentException("a read-only segment cannot be registered with " + access
+                    + ": the device would write memory Java promised nobody writes; register it with REMOTE_READ"
+                    + " (or no access) only");
+        }
+        if (!segment.isAccessibleBy(Thread.currentThread())) {
+            throw new IllegalArgumentException("cannot register a segment confined to another thread (an "
+                    + "Arena.ofConfined() of that thread): register it from that thread, or use a shared arena");
+        }
         return segment;
     }
 

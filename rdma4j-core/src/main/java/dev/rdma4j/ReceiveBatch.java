@@ -45,7 +45,18 @@ public final class ReceiveBatch extends RequestBatch {
         if (i > 0) {
             WrView.recvNext(wrs, i - 1, wrs.address() + i * WrView.RECV_SIZE);
         }
-        return scatter(region, offset, length);
+        try {
+            return scatter(region, offset, length);
+        } catch (RuntimeException e) {
+            throw undo(i, e);
+        }
+    }
+
+    @Override
+    void unlink(int i) {
+        if (i > 0) {
+            WrView.recvNext(wrs, i - 1, 0);
+        }
     }
 
     /**

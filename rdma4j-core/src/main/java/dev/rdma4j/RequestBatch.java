@@ -24,6 +24,10 @@ abstract sealed class RequestBatch implements AutoCloseable permits SendBatch, R
     final int[] refCounts;
     final MemoryRegion[] firstRegions;
     final long[] firstOffsets;
+    /** The most requests a batch holds: far beyond any device's queue depth (and its arrays stay int-indexed). */
+    static final int MAX_CAPACITY = 1 << 16;
+    /** The most scatter/gather entries per request: beyond any device's max_sge. */
+    static final int MAX_SGE = 1 << 10;
     int count;
     int failedIndex = -1;
     /** Native memory the batch owns for request i's copied data: {@code ownBytes} bytes at {@code i * ownBytes}. */
@@ -39,6 +43,10 @@ abstract sealed class RequestBatch implements AutoCloseable permits SendBatch, R
         if (capacity < 1 || maxSge < 0) {
             throw new IllegalArgumentException("a batch needs capacity >= 1 and maxSge >= 0: " + capacity + ", "
                     + maxSge);
+        }
+        if (capacity > MAX_CAPACITY || maxSge > MAX_SGE) {
+            throw new IllegalArgumentException("a batch holds at most " + MAX_CAPACITY + " requests of at most " + MAX_SGE
+                    + " scatter/gather entries: " + capacity + ", " + maxSge);
         }
         this.capacity = capacity;
         this.maxSge = maxSge;
@@ -71,6 +79,30 @@ abstract sealed class RequestBatch implements AutoCloseable permits SendBatch, R
         failedIndex = -1;
         return i;
     }
+
+    /**
+     * Undoes request {@code i}, the last one begun, after encoding it failed (a bad range, a null address
+     * handle, ...): the batch is as it was before the call, so the half-built request is never posted.
+     *
+     * @return {@code e}, to throw
+     */
+    final RuntimeException undo(int i, RuntimeException e) {
+        if (count == i + 1) {
+            for (int k = 0; k < refCounts[i]; k++) {
+                refs[i * refsPerRequest + k] = null;
+            }
+            refCounts[i] = 0;
+            sgeCounts[i] = 0;
+            bytes[i] = 0;
+            firstRegions[i] = null;
+            unlink(i);
+            count = i;
+        }
+        return e;
+    }
+
+    /** Cuts request {@code i} off the chain: the next pointer of request {@code i - 1} back to NULL. */
+    abstract void unlink(int i);
 
     /** @throws IllegalStateException if the batch is closed or full */
     final void ensureRoom() {

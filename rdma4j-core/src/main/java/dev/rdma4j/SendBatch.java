@@ -64,6 +64,13 @@ public final class SendBatch extends RequestBatch {
         return this;
     }
 
+    @Override
+    void unlink(int i) {
+        if (i > 0) {
+            WrView.sendNext(wrs, i - 1, 0);
+        }
+    }
+
     private int start(long wrId, int opcode, int imm) {
         int i = begin(wrId);
         addressed[i] = false;
@@ -95,7 +102,12 @@ public final class SendBatch extends RequestBatch {
      * @return this
      */
     public SendBatch send(long wrId, MemoryRegion region, long offset, int length) {
-        return local(start(wrId, WrView.WR_SEND, 0), region, offset, length);
+        int i = start(wrId, WrView.WR_SEND, 0);
+        try {
+            return local(i, region, offset, length);
+        } catch (RuntimeException e) {
+            throw undo(i, e);
+        }
     }
 
     /**
@@ -109,7 +121,12 @@ public final class SendBatch extends RequestBatch {
      * @return this
      */
     public SendBatch sendWithImmediate(long wrId, MemoryRegion region, long offset, int length, int immediate) {
-        return local(start(wrId, WrView.WR_SEND_WITH_IMM, immediate), region, offset, length);
+        int i = start(wrId, WrView.WR_SEND_WITH_IMM, immediate);
+        try {
+            return local(i, region, offset, length);
+        } catch (RuntimeException e) {
+            throw undo(i, e);
+        }
     }
 
     /**
@@ -127,10 +144,14 @@ public final class SendBatch extends RequestBatch {
     public SendBatch sendTo(long wrId, MemoryRegion region, long offset, int length, AddressHandle ah,
             int remoteQpn, int remoteQkey) {
         int i = start(wrId, WrView.WR_SEND, 0);
-        WrView.ud(wrs, i, ah.handle().address(), remoteQpn, remoteQkey);
-        addressed[i] = true;
-        addRef(i, ah);
-        return local(i, region, offset, length);
+        try {
+            WrView.ud(wrs, i, ah.handle().address(), remoteQpn, remoteQkey);
+            addressed[i] = true;
+            addRef(i, ah);
+            return local(i, region, offset, length);
+        } catch (RuntimeException e) {
+            throw undo(i, e);
+        }
     }
 
     /**
@@ -150,7 +171,12 @@ public final class SendBatch extends RequestBatch {
      */
     public SendBatch sendInline(long wrId, java.lang.foreign.MemorySegment data) {
         int length = stage(data);
-        return inline(start(wrId, WrView.WR_SEND, 0), length);
+        int i = start(wrId, WrView.WR_SEND, 0);
+        try {
+            return inline(i, length);
+        } catch (RuntimeException e) {
+            throw undo(i, e);
+        }
     }
 
     /**
@@ -170,8 +196,12 @@ public final class SendBatch extends RequestBatch {
         long target = remoteAddress(remote, remoteOffset, data.byteSize());
         int length = stage(data);
         int i = start(wrId, WrView.WR_RDMA_WRITE, 0);
-        WrView.rdma(wrs, i, target, remote.rkey());
-        return inline(i, length);
+        try {
+            WrView.rdma(wrs, i, target, remote.rkey());
+            return inline(i, length);
+        } catch (RuntimeException e) {
+            throw undo(i, e);
+        }
     }
 
     /** Checks and copies {@code data} into the inline room of the next request, before it is begun. */
@@ -219,8 +249,12 @@ public final class SendBatch extends RequestBatch {
     public SendBatch write(long wrId, MemoryRegion region, long offset, int length, RemoteRegion remote,
             long remoteOffset) {
         int i = start(wrId, WrView.WR_RDMA_WRITE, 0);
-        WrView.rdma(wrs, i, remoteAddress(remote, remoteOffset, length), remote.rkey());
-        return local(i, region, offset, length);
+        try {
+            WrView.rdma(wrs, i, remoteAddress(remote, remoteOffset, length), remote.rkey());
+            return local(i, region, offset, length);
+        } catch (RuntimeException e) {
+            throw undo(i, e);
+        }
     }
 
     /**
@@ -239,8 +273,12 @@ public final class SendBatch extends RequestBatch {
     public SendBatch writeWithImmediate(long wrId, MemoryRegion region, long offset, int length, RemoteRegion remote,
             long remoteOffset, int immediate) {
         int i = start(wrId, WrView.WR_RDMA_WRITE_WITH_IMM, immediate);
-        WrView.rdma(wrs, i, remoteAddress(remote, remoteOffset, length), remote.rkey());
-        return local(i, region, offset, length);
+        try {
+            WrView.rdma(wrs, i, remoteAddress(remote, remoteOffset, length), remote.rkey());
+            return local(i, region, offset, length);
+        } catch (RuntimeException e) {
+            throw undo(i, e);
+        }
     }
 
     /**
@@ -258,8 +296,12 @@ public final class SendBatch extends RequestBatch {
     public SendBatch read(long wrId, MemoryRegion region, long offset, int length, RemoteRegion remote,
             long remoteOffset) {
         int i = start(wrId, WrView.WR_RDMA_READ, 0);
-        WrView.rdma(wrs, i, remoteAddress(remote, remoteOffset, length), remote.rkey());
-        return local(i, region, offset, length);
+        try {
+            WrView.rdma(wrs, i, remoteAddress(remote, remoteOffset, length), remote.rkey());
+            return local(i, region, offset, length);
+        } catch (RuntimeException e) {
+            throw undo(i, e);
+        }
     }
 
     /**
@@ -278,8 +320,12 @@ public final class SendBatch extends RequestBatch {
     public SendBatch compareAndSwap(long wrId, MemoryRegion region, long offset, RemoteRegion remote,
             long remoteOffset, long compare, long swap) {
         int i = start(wrId, WrView.WR_ATOMIC_CMP_AND_SWP, 0);
-        WrView.atomic(wrs, i, atomicTarget(remote, remoteOffset), remote.rkey(), compare, swap);
-        return local(i, region, offset, 8);
+        try {
+            WrView.atomic(wrs, i, atomicTarget(remote, remoteOffset), remote.rkey(), compare, swap);
+            return local(i, region, offset, 8);
+        } catch (RuntimeException e) {
+            throw undo(i, e);
+        }
     }
 
     /**
@@ -297,8 +343,12 @@ public final class SendBatch extends RequestBatch {
     public SendBatch fetchAndAdd(long wrId, MemoryRegion region, long offset, RemoteRegion remote, long remoteOffset,
             long add) {
         int i = start(wrId, WrView.WR_ATOMIC_FETCH_AND_ADD, 0);
-        WrView.atomic(wrs, i, atomicTarget(remote, remoteOffset), remote.rkey(), add, 0);
-        return local(i, region, offset, 8);
+        try {
+            WrView.atomic(wrs, i, atomicTarget(remote, remoteOffset), remote.rkey(), add, 0);
+            return local(i, region, offset, 8);
+        } catch (RuntimeException e) {
+            throw undo(i, e);
+        }
     }
 
     private static long atomicTarget(RemoteRegion remote, long remoteOffset) {

@@ -22,6 +22,7 @@ public final class WorkCompletions implements AutoCloseable {
     public static final int FLAG_WITH_IMM = 1 << 1;
 
     private final Arena arena = Arena.ofShared();
+    private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
     private final int capacity;
     private final MemorySegment wcs;
     private int count;
@@ -303,9 +304,11 @@ public final class WorkCompletions implements AutoCloseable {
                 WcView.vendorErr(wcs, i), WcView.status(wcs, i) == 0 ? buffer(i) : null, receives[i]);
     }
 
-    /** Frees the native entries. */
+    /** Frees the native entries. Idempotent, and safe when threads close it at once. */
     @Override
     public void close() {
-        arena.close();
+        if (closed.compareAndSet(false, true)) {
+            arena.close();
+        }
     }
 }

@@ -108,4 +108,40 @@ class MemoryRegionDeviceTest {
         ctx.close();
         assertThat(ctx.isClosed()).isTrue();
     }
+
+    /** Issue 12: a read-only segment was accepted with LOCAL_WRITE, and the device then wrote into it. */
+    @Test
+    void aReadOnlySegmentIsRefusedWithWriteAccess() throws Exception {
+        try (Context ctx = TestDevice.device().open(); ProtectionDomain pd = ctx.allocateProtectionDomain()) {
+            MemorySegment readOnly = Arena.ofAuto().allocate(4096, 4096).asReadOnly();
+            for (AccessFlag write : new AccessFlag[] {AccessFlag.LOCAL_WRITE, AccessFlag.REMOTE_WRITE}) {
+                assertThatThrownBy(() -> pd.register(readOnly, AccessFlag.LOCAL_WRITE, write))
+                        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("read-only segment");
+            }
+            try (MemoryRegion mr = pd.register(readOnly, AccessFlag.REMOTE_READ)) {
+                assertThat(mr.rkey()).isNotZero();
+            }
+        }
+    }
+
+    /** Issue 12: a segment confined to another thread failed with WrongThreadException from inside the FFI. */
+    @Test
+    void aSegmentOfAnotherThreadIsRefusedInTheApisTerms() throws Exception {
+        try (Context ctx = TestDevice.device().open(); ProtectionDomain pd = ctx.allocateProtectionDomain()) {
+            java.util.concurrent.CompletableFuture<Throwable> outcome = new java.util.concurrent.CompletableFuture<>();
+            try (Arena confined = Arena.ofConfined()) {
+                MemorySegment mine = confined.allocate(4096, 4096);
+                Thread.ofPlatform().start(() -> {
+                    try {
+                        pd.registerUnsafe(mine, AccessFlag.LOCAL_WRITE).close();
+                        outcome.complete(null);
+                    } catch (Throwable e) {
+                        outcome.complete(e);
+                    }
+                }).join();
+            }
+            assertThat(outcome.get()).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("confined to another thread");
+        }
+    }
 }
