@@ -68,6 +68,8 @@ public final class RdmaServer implements AutoCloseable {
     private final Set<RdmaConnection> connections = ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
     private final java.util.concurrent.locks.ReentrantLock acceptLock = new java.util.concurrent.locks.ReentrantLock();
+    /** Accepts in progress (waiting for a client or setting one up), for tests that must act while one waits. */
+    private final java.util.concurrent.atomic.AtomicInteger accepting = new java.util.concurrent.atomic.AtomicInteger();
 
     /** A shared receive queue of a device, its buffers, and the completion queue of all its receives. */
     static final class SharedReceive {
@@ -217,6 +219,7 @@ public final class RdmaServer implements AutoCloseable {
             throws IOException, InterruptedException {
         dev.rdma4j.internal.EngineThreads.refuseBlocking("RdmaServer.accept");
         ensureOpen();
+        accepting.incrementAndGet();
         try {
             return options.exchange() == RdmaOptions.Exchange.RDMA_CM ? acceptCm(timeout, cancelled)
                     : acceptTcp(timeout, cancelled);
@@ -225,7 +228,14 @@ public final class RdmaServer implements AutoCloseable {
                 throw (IOException) new AsynchronousCloseException().initCause(e);
             }
             throw e;
+        } finally {
+            accepting.decrementAndGet();
         }
+    }
+
+    /** How many accepts are in progress now (tests wait on it instead of sleeping). */
+    int acceptsInProgress() {
+        return accepting.get();
     }
 
     /**

@@ -44,6 +44,17 @@ class RdmaConnectionDeviceTest {
         return new InetSocketAddress(ip, 20_000 + ThreadLocalRandom.current().nextInt(20_000));
     }
 
+    /** Waits (with a deadline) until {@code n} accepts are in progress on {@code server}. */
+    private static void awaitAccepts(RdmaServer server, int n) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(T);
+        while (server.acceptsInProgress() != n) {
+            assertThat(System.nanoTime()).as("accepts in progress: %d, waiting for %d", server.acceptsInProgress(), n)
+                    .isLessThan(deadline);
+            Thread.onSpinWait();
+            Thread.yield();
+        }
+    }
+
     /** A server and one connection to it: {@code [client, server side]}, closed by the test. */
     private static RdmaConnection[] pair(RdmaServer server, RdmaOptions client) throws Exception {
         CompletableFuture<RdmaConnection> accepted = server.acceptAsync();
@@ -119,8 +130,10 @@ class RdmaConnectionDeviceTest {
                         outcome.complete(e);
                     }
                 });
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(T);
                 while (t.getState() != Thread.State.WAITING && t.getState() != Thread.State.TIMED_WAITING) {
-                    Thread.sleep(10);
+                    assertThat(System.nanoTime()).as("the receiver parks").isLessThan(deadline);
+                    Thread.yield();
                 }
                 s.close();
                 assertThat(outcome.get(T, TimeUnit.SECONDS)).isInstanceOf(AsynchronousCloseException.class);
@@ -159,7 +172,7 @@ class RdmaConnectionDeviceTest {
         RdmaConnection[] p = pair(server, o);
         try (RdmaConnection c = p[0]) {
             CompletableFuture<RdmaConnection> waiting = server.acceptAsync();
-            Thread.sleep(200);
+            awaitAccepts(server, 1);
             server.close();
             assertThat(p[1].isClosed()).isTrue();
             assertThatThrownBy(() -> waiting.get(T, TimeUnit.SECONDS)).isInstanceOf(ExecutionException.class)
@@ -244,9 +257,9 @@ class RdmaConnectionDeviceTest {
         RdmaOptions o = options(exchange).build();
         try (RdmaServer server = RdmaServer.listen(address(), o)) {
             CompletableFuture<RdmaConnection> given = server.acceptAsync();
-            Thread.sleep(300);
+            awaitAccepts(server, 1);
             assertThat(given.cancel(false)).isTrue();
-            Thread.sleep(500); // the cancelled accept's thread notices
+            awaitAccepts(server, 0); // the cancelled accept's thread noticed and left
             CompletableFuture<RdmaConnection> client = RdmaClient.connectAsync(server.localAddress(), o);
             try (RdmaConnection s = server.accept(Duration.ofSeconds(T));
                  RdmaConnection c = client.get(T, TimeUnit.SECONDS)) {
