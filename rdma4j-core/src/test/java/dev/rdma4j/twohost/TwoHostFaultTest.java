@@ -571,13 +571,7 @@ class TwoHostFaultTest {
                     r.reject("go away".getBytes(StandardCharsets.UTF_8));
                     ctl.barrier("rejected");
                 }
-                try (RdmaServer server = RdmaServer.listen(TwoHost.localAt(port + 1), PeerProgram.options())) {
-                    ctl.barrier("listening again");
-                    try (RdmaConnection c = server.accept(); Message m = c.receive()) {
-                        assertThat(m.bytes()).isEqualTo("after".getBytes(StandardCharsets.UTF_8));
-                    }
-                    ctl.barrier("done");
-                }
+                aNewListenerServesTheNextClient(ctl, port + 1);
                 return;
             }
             ctl.barrier("listening");
@@ -588,11 +582,7 @@ class TwoHostFaultTest {
                             (System.nanoTime() - t0) / 1e9))
                     .hasMessageContaining("REJECTED");
             ctl.barrier("rejected");
-            ctl.barrier("listening again");
-            try (RdmaConnection c = RdmaClient.connect(TwoHost.peerAt(port + 1), PeerProgram.options())) {
-                c.send("after".getBytes(StandardCharsets.UTF_8));
-            }
-            ctl.barrier("done");
+            aNewListenerServesTheNextClient(ctl, port + 1);
         }
     }
 
@@ -611,13 +601,7 @@ class TwoHostFaultTest {
                 }
                 ctl.barrier("killed");
                 assertThat(ctl.receive()).startsWith("failed");
-                try (RdmaServer server = RdmaServer.listen(TwoHost.localAt(port + 1), PeerProgram.options())) {
-                    ctl.barrier("listening again");
-                    try (RdmaConnection c = server.accept(); Message m = c.receive()) {
-                        assertThat(m.bytes()).isEqualTo("after".getBytes(StandardCharsets.UTF_8));
-                    }
-                    ctl.barrier("done");
-                }
+                aNewListenerServesTheNextClient(ctl, port + 1);
                 return;
             }
             ctl.barrier("listening");
@@ -637,8 +621,23 @@ class TwoHostFaultTest {
             assertThat(failure).as("the connect fails, it does not succeed against a dead listener")
                     .isInstanceOf(IOException.class);
             ctl.send("failed " + failure);
+            aNewListenerServesTheNextClient(ctl, port + 1);
+        }
+    }
+
+    /** Host 1 listens on {@code cmPort} again, host 2 connects and sends a message: it arrives. */
+    private static void aNewListenerServesTheNextClient(TwoHost.Control ctl, int cmPort) throws Exception {
+        if (TwoHost.isServer()) {
+            try (RdmaServer server = RdmaServer.listen(TwoHost.localAt(cmPort), PeerProgram.options())) {
+                ctl.barrier("listening again");
+                try (RdmaConnection c = server.accept(); Message m = c.receive()) {
+                    assertThat(m.bytes()).isEqualTo("after".getBytes(StandardCharsets.UTF_8));
+                }
+                ctl.barrier("done");
+            }
+        } else {
             ctl.barrier("listening again");
-            try (RdmaConnection c = RdmaClient.connect(TwoHost.peerAt(port + 1), PeerProgram.options())) {
+            try (RdmaConnection c = RdmaClient.connect(TwoHost.peerAt(cmPort), PeerProgram.options())) {
                 c.send("after".getBytes(StandardCharsets.UTF_8));
             }
             ctl.barrier("done");
