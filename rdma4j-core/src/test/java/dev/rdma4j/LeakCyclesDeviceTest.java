@@ -52,10 +52,10 @@ import org.junit.jupiter.api.io.TempDir;
  *
  * <p>How many cycles: the issue asks for 10,000 of each. The guest emulates the CPU (about 30 times slower than
  * the host) and the whole device suite has to stay well under 45 minutes, so this test has a budget of about
- * 3-4 minutes. Measured per cycle in the guest (2026-11-23, a machine shared with other guests): CQ 3-4 ms,
- * PD (with a region) 5-8, SRQ 10-13, AH (with a UD send) 10-22, channel 8-20, context 16-27, MR (with an RDMA
- * write) 18, UD QP (to RTS, a send) 27-40, engine (a thread) 38-52, an RC QP pair (connected, a send) 430-760,
- * an {@code RdmaServer} and a client connection over rdma_cm with a message 310-450 ms. So only the CQ runs
+ * 3-4 minutes. Measured per cycle in the guest (2026-11-23, five runs on a machine shared with other guests): CQ
+ * 2-5 ms, PD (with a region) 4-16, SRQ 10-24, AH (with a UD send) 10-22, channel 8-43, context 12-34, MR (with an
+ * RDMA write) 15-29, UD QP (to RTS, a send) 27-55, engine (a thread) 38-70, an RC QP pair (connected, a send)
+ * 430-1020, an {@code RdmaServer} and a client connection over rdma_cm with a message 310-1000 ms. So only the CQ runs
  * 10,000 times; the others as many as fit ({@link #CYCLES}), the RC pair 30 and the connection 10 times. Each kind
  * first runs warm-up cycles (class loading, the JIT, librdmacm's lazily opened device context, glibc's per-thread
  * arenas), then the measured cycles.
