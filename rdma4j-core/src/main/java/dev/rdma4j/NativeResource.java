@@ -22,9 +22,11 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <p>A refused close names what still uses the object: the objects that depend on it (kept in a concurrent
  * map per object, updated only when objects are created and closed) and, apart from them, the number of
  * posted work requests pinning it (the stripes, so posting stays free of allocation and locks).
- * With the system property {@code dev.rdma4j.trackCreation=true} (as Netty's leak detector does, at the cost
- * of a stack walk per object created), every object records where it was created; refused closes and leak
- * reports then say it.
+ * At {@link LeakDetection.Level#PARANOID} ({@code -Ddev.rdma4j.leakDetection=paranoid}, as Netty's leak detector
+ * does, at the cost of a stack walk per object created), every object records where it was created; refused closes
+ * and leak reports then say it. Objects collected without {@code close()} are reported by {@link LeakDetection}
+ * (a {@link Cleaner} registration per object, unless the level is {@code DISABLED}); nothing of it is on the hot
+ * paths.
  */
 abstract class NativeResource implements AutoCloseable {
     private static final Cleaner CLEANER = Cleaner.create();
@@ -34,7 +36,6 @@ abstract class NativeResource implements AutoCloseable {
 
     /** How many dependents a refused close lists by name. */
     private static final int NAMED = 10;
-    private static volatile boolean trackCreation = Boolean.getBoolean("dev.rdma4j.trackCreation");
     private static final java.net.URL LIBRARY = location(NativeResource.class);
 
     private final String description;
@@ -69,11 +70,11 @@ abstract class NativeResource implements AutoCloseable {
         @Override
         public void run() {
             if (users.get() != CLOSED) {
-                System.getLogger("dev.rdma4j").log(System.Logger.Level.WARNING,
-                        "LEAK: " + description + (createdAt != null ? " created at " + site(createdAt)
-                                : " (-Ddev.rdma4j.trackCreation=true says where it was created)")
-                                + " was garbage-collected without close(); its native resources stay allocated"
-                                + " until the process exits");
+                LeakDetection.report("LEAK: " + description + (createdAt != null ? " created at " + site(createdAt)
+                        : " (-D" + LeakDetection.PROPERTY + "=paranoid says where it was created)")
+                        + " was garbage-collected without close(); its native resources stay allocated until the"
+                        + " process exits", createdAt != null ? new CreationSite(description + " was created here",
+                                createdAt) : null);
             }
         }
     }
@@ -95,25 +96,20 @@ abstract class NativeResource implements AutoCloseable {
         this.pins = pinnable ? new java.util.concurrent.atomic.AtomicLongArray(STRIPES * PAD) : null;
         this.description = description;
         this.parent = parent;
-        this.createdAt = trackCreation ? creationSite() : null;
+        LeakDetection.Level detection = LeakDetection.level();
+        this.createdAt = detection == LeakDetection.Level.PARANOID ? creationSite() : null;
         this.leak = new Leak(description, createdAt);
         if (parent != null) {
             parent.addDependent(this);
         }
-        CLEANER.register(this, leak);
+        if (detection != LeakDetection.Level.DISABLED) {
+            CLEANER.register(this, leak);
+        }
     }
 
-    /**
-     * Whether objects created from now on record where they were created; initially the system property
-     * {@code dev.rdma4j.trackCreation}.
-     */
-    static boolean trackCreation() {
-        return trackCreation;
-    }
-
-    /** Turns creation tracking on or off for objects created from now on (tests; else the system property). */
-    static void trackCreation(boolean on) {
-        trackCreation = on;
+    /** Where this object was created (its caller's frames), or null unless created at level PARANOID. */
+    final StackTraceElement[] createdAt() {
+        return createdAt;
     }
 
     /** The caller's frames: the stack without rdma4j's own frames and the constructors of its resources. */
@@ -416,7 +412,8 @@ abstract class NativeResource implements AutoCloseable {
             if (open.size() > NAMED) {
                 m.append(", and ").append(open.size() - NAMED).append(" more");
             }
-            m.append(tracked ? "" : " (run with -Ddev.rdma4j.trackCreation=true to see where each was created)");
+            m.append(tracked ? "" : " (run with -D" + LeakDetection.PROPERTY
+                    + "=paranoid to see where each was created)");
         }
         if (pins > 0) {
             m.append(open.isEmpty() ? "" : "; and ").append("pinned by ").append(pins)

@@ -51,14 +51,14 @@ class CloseOrderDeviceTest {
 
     @Test
     void withCreationTrackingTheMessageSaysWhereEachObjectWasCreated() throws Exception {
-        boolean was = NativeResource.trackCreation();
+        LeakDetection.Level was = LeakDetection.level();
         try (Context ctx = TestDevice.device().open()) {
-            NativeResource.trackCreation(true);
+            LeakDetection.setLevel(LeakDetection.Level.PARANOID);
             ProtectionDomain pd;
             try {
                 pd = ctx.allocateProtectionDomain();
             } finally {
-                NativeResource.trackCreation(was);
+                LeakDetection.setLevel(was);
             }
             assertThatThrownBy(ctx::close).hasMessageContaining("ProtectionDomain(" + ctx.device().name()
                     + ") created at dev.rdma4j.CloseOrderDeviceTest.withCreationTrackingTheMessageSaysWhereEachObject"

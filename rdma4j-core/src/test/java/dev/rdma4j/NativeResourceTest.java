@@ -287,18 +287,18 @@ class NativeResourceTest {
         }
     }
 
-    /** With creation tracking on (-Ddev.rdma4j.trackCreation=true), the message says where each child was made. */
+    /** With creation tracking on (-Ddev.rdma4j.leakDetection=paranoid), the message says where each child was made. */
     @Test
     void creationTrackingSaysWhereEachChildWasCreated() {
-        boolean was = NativeResource.trackCreation();
-        NativeResource.trackCreation(true);
+        LeakDetection.Level was = LeakDetection.level();
+        LeakDetection.setLevel(LeakDetection.Level.PARANOID);
         Fake parent;
         Fake child;
         try {
             parent = new Fake("Fake(parent)", null);
             child = makeChild(parent);
         } finally {
-            NativeResource.trackCreation(was);
+            LeakDetection.setLevel(was);
         }
         assertThatThrownBy(parent::close).isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("Fake(child) created at dev.rdma4j.NativeResourceTest.makeChild(NativeResourceTest.java:")
@@ -310,9 +310,16 @@ class NativeResourceTest {
         child.close();
         parent.close();
         // without tracking, the message says how to turn it on
-        Fake p2 = new Fake("Fake(p2)", null);
-        Fake c2 = new Fake("Fake(c2)", p2);
-        assertThatThrownBy(p2::close).hasMessageContaining("-Ddev.rdma4j.trackCreation=true");
+        LeakDetection.setLevel(LeakDetection.Level.SIMPLE);
+        Fake p2;
+        Fake c2;
+        try {
+            p2 = new Fake("Fake(p2)", null);
+            c2 = new Fake("Fake(c2)", p2);
+        } finally {
+            LeakDetection.setLevel(was);
+        }
+        assertThatThrownBy(p2::close).hasMessageContaining("-Ddev.rdma4j.leakDetection=paranoid");
         c2.close();
         p2.close();
     }
