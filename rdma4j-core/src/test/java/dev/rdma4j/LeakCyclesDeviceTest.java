@@ -56,7 +56,8 @@ import org.junit.jupiter.api.io.TempDir;
  * 2-5 ms, PD (with a region) 4-16, SRQ 10-24, AH (with a UD send) 10-22, channel 8-43, context 12-34, MR (with an
  * RDMA write) 15-29, UD QP (to RTS, a send) 27-55, engine (a thread) 38-70, an RC QP pair (connected, a send)
  * 430-1020, an {@code RdmaServer} and a client connection over rdma_cm with a message 310-1000 ms. So only the CQ runs
- * 10,000 times; the others as many as fit ({@link #CYCLES}), the RC pair 30 and the connection 10 times. Each kind
+ * 10,000 times; the others as many as fit ({@link #CYCLES}; cut once more so that the whole suite, with the two-host
+ * tests, stays under 45 minutes), the RC pair 10 and the connection 5 times. Each kind
  * first runs warm-up cycles (class loading, the JIT, librdmacm's lazily opened device context, glibc's per-thread
  * arenas), then the measured cycles.
  */
@@ -69,8 +70,8 @@ class LeakCyclesDeviceTest {
      */
     static final Map<String, Integer> CYCLES = cycles(System.getProperty("rdma4j.leakCycles",
             System.getenv("RDMA4J_LEAK_CYCLES") != null ? System.getenv("RDMA4J_LEAK_CYCLES")
-                    : "context=500,pd=1000,mr=500,cq=10000,channel=500,qp-rc=30,qp-ud=300,ah=500,srq=1000,"
-                    + "engine=200,net=10"));
+                    : "context=200,pd=500,mr=300,cq=10000,channel=200,qp-rc=10,qp-ud=100,ah=300,srq=500,"
+                    + "engine=100,net=5"));
 
     /**
      * Tolerance of NMT's "Other" category (where FFM arenas, rdma4j's native memory, are counted), in KiB, for
