@@ -31,6 +31,21 @@ public record ChildJvm(int exitCode, String output, List<Path> crashLogs) {
      * @return the outcome
      */
     public static ChildJvm run(Path workDir, Class<?> main, String... args) throws IOException, InterruptedException {
+        return run(workDir, java.time.Duration.ofSeconds(300), main, args);
+    }
+
+    /**
+     * Runs {@code main} in a child JVM and waits for it at most {@code deadline} (then it is killed, and the
+     * assertion that it finished fails with its output).
+     *
+     * @param workDir  the child's working directory, where a crash log would land
+     * @param deadline how long it may run
+     * @param main     a class with a {@code public static void main(String[])}
+     * @param args     its arguments
+     * @return the outcome
+     */
+    public static ChildJvm run(Path workDir, java.time.Duration deadline, Class<?> main, String... args)
+            throws IOException, InterruptedException {
         List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "--enable-native-access=ALL-UNNAMED", "-XX:ErrorFile=" + workDir.resolve("hs_err_pid%p.log")));
         if (System.getenv("RDMA4J_IN_GUEST") != null) {
@@ -42,13 +57,13 @@ public record ChildJvm(int exitCode, String output, List<Path> crashLogs) {
         Path log = Files.createTempFile(workDir, "child-output", ".txt");
         Process p = new ProcessBuilder(cmd).directory(workDir.toFile()).redirectErrorStream(true)
                 .redirectOutput(log.toFile()).start();
-        boolean finished = p.waitFor(300, TimeUnit.SECONDS);
+        boolean finished = p.waitFor(deadline.toMillis(), TimeUnit.MILLISECONDS);
         if (!finished) {
             p.destroyForcibly().waitFor();
         }
         String out = Files.readString(log);
-        assertThat(finished).as("child JVM %s still running after 300 s (hung; killed); output:%n%s",
-                main.getSimpleName(), out).isTrue();
+        assertThat(finished).as("child JVM %s still running after %s (hung; killed); output:%n%s",
+                main.getSimpleName(), deadline, out).isTrue();
         try (Stream<Path> files = Files.list(workDir)) {
             return new ChildJvm(p.exitValue(), out,
                     files.filter(f -> f.getFileName().toString().startsWith("hs_err")).toList());
