@@ -25,8 +25,11 @@ public record GlobalRouteHeader(Gid sourceGid, Gid destinationGid, boolean ipv4,
      * @param buffer the receive buffer
      * @param offset where the receive started
      * @return the header
+     * @throws IllegalArgumentException if {@code offset} is negative or the buffer has fewer than {@link #BYTES}
+     *                                  bytes there
      */
     public static GlobalRouteHeader read(MemorySegment buffer, long offset) {
+        Ranges.checkSlice("offset", offset, "the header's length", BYTES, "the buffer", buffer.byteSize());
         byte[] raw = buffer.asSlice(offset, BYTES).toArray(ValueLayout.JAVA_BYTE);
         boolean ipv4 = (raw[20] >> 4) == 4 && Arrays.equals(raw, 0, 20, new byte[20], 0, 20);
         if (ipv4) {

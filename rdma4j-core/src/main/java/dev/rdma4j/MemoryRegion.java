@@ -236,10 +236,12 @@ public final class MemoryRegion extends NativeResource {
      * @param offset from the start, bytes
      * @param size   bytes
      * @return address, length and rkey of the sub-range
-     * @throws IndexOutOfBoundsException if it does not fit
+     * @throws IllegalArgumentException if {@code offset} or {@code size} is negative or the range does not fit
+     *                                  the region (the message names the argument and the values)
      */
     public RemoteRegion remote(long offset, long size) {
-        return remote().slice(offset, size);
+        Ranges.checkSlice("offset", offset, "size", size, "the region", length());
+        return new RemoteRegion(address() + offset, size, rkey);
     }
 
     /**
@@ -247,7 +249,7 @@ public final class MemoryRegion extends NativeResource {
      * (a {@code registerUnsafe} caller may have closed its arena); hot path, no allocation when valid.
      */
     void checkRange(long offset, long size) {
-        Objects.checkFromIndexSize(offset, size, segment.byteSize());
+        Ranges.checkSlice("offset", offset, "length", size, "the region", segment.byteSize());
         if (!segment.scope().isAlive()) {
             throw freed();
         }

@@ -713,6 +713,8 @@ public final class QueuePair extends NativeResource {
      * @param offset offset in it
      * @param length bytes
      * @throws VerbsException if the verb refuses
+     * @throws IllegalArgumentException if {@code offset} or {@code length} is negative or the range does not fit the
+     *                                  region (the message names the argument and the values)
      */
     public void postSend(long wrId, MemoryRegion region, long offset, int length) throws VerbsException {
         sendLock.lock();
@@ -756,6 +758,8 @@ public final class QueuePair extends NativeResource {
      * @param offset offset in it
      * @param length bytes
      * @throws VerbsException if the verb refuses
+     * @throws IllegalArgumentException if {@code offset} or {@code length} is negative or the range does not fit the
+     *                                  region (the message names the argument and the values)
      */
     public void postReceive(long wrId, MemoryRegion region, long offset, int length) throws VerbsException {
         recvLock.lock();

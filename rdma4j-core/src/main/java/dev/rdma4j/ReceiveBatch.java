@@ -38,6 +38,9 @@ public final class ReceiveBatch extends RequestBatch {
      * @param offset offset in it
      * @param length bytes; a longer message fails with {@code LOC_LEN_ERR}
      * @return this
+     * @throws IllegalArgumentException if {@code offset} or {@code length} is negative or the range does not fit its
+     *                                  region (the message names the argument and the values); the batch is left as
+     *                                  it was
      */
     public ReceiveBatch receive(long wrId, MemoryRegion region, long offset, int length) {
         int i = begin(wrId);
@@ -66,6 +69,9 @@ public final class ReceiveBatch extends RequestBatch {
      * @param offset offset in it
      * @param length bytes
      * @return this
+     * @throws IllegalArgumentException if {@code offset} or {@code length} is negative or the range does not fit its
+     *                                  region (the message names the argument and the values); the batch is left as
+     *                                  it was
      */
     public ReceiveBatch scatter(MemoryRegion region, long offset, int length) {
         if (count == 0) {

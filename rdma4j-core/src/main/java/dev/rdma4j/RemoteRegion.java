@@ -28,10 +28,11 @@ public record RemoteRegion(long address, long length, int rkey) {
      * @param offset from the start, bytes
      * @param size   bytes
      * @return the sub-range with the same rkey
-     * @throws IndexOutOfBoundsException if it does not fit
+     * @throws IllegalArgumentException if {@code offset} or {@code size} is negative or the range does not fit
+     *                                  the region (the message names the argument and the values)
      */
     public RemoteRegion slice(long offset, long size) {
-        java.util.Objects.checkFromIndexSize(offset, size, length);
+        Ranges.checkSlice("offset", offset, "size", size, "the remote region", length);
         return new RemoteRegion(address + offset, size, rkey);
     }
 }

@@ -88,7 +88,7 @@ public final class SendBatch extends RequestBatch {
     }
 
     private static long remoteAddress(RemoteRegion remote, long remoteOffset, long length) {
-        java.util.Objects.checkFromIndexSize(remoteOffset, length, remote.length());
+        Ranges.checkSlice("remoteOffset", remoteOffset, "length", length, "the remote region", remote.length());
         return remote.address() + remoteOffset;
     }
 
@@ -100,6 +100,9 @@ public final class SendBatch extends RequestBatch {
      * @param offset offset in it
      * @param length bytes (0 allowed)
      * @return this
+     * @throws IllegalArgumentException if {@code offset} or {@code length} is negative or the range does not fit its
+     *                                  region (the message names the argument and the values); the batch is left as
+     *                                  it was
      */
     public SendBatch send(long wrId, MemoryRegion region, long offset, int length) {
         int i = start(wrId, WrView.WR_SEND, 0);
@@ -119,6 +122,9 @@ public final class SendBatch extends RequestBatch {
      * @param length    bytes
      * @param immediate 32 bits delivered in the peer's completion
      * @return this
+     * @throws IllegalArgumentException if {@code offset} or {@code length} is negative or the range does not fit its
+     *                                  region (the message names the argument and the values); the batch is left as
+     *                                  it was
      */
     public SendBatch sendWithImmediate(long wrId, MemoryRegion region, long offset, int length, int immediate) {
         int i = start(wrId, WrView.WR_SEND_WITH_IMM, immediate);
@@ -140,6 +146,9 @@ public final class SendBatch extends RequestBatch {
      * @param remoteQpn  the destination QP number
      * @param remoteQkey the destination's Q_Key
      * @return this
+     * @throws IllegalArgumentException if {@code offset} or {@code length} is negative or the range does not fit its
+     *                                  region (the message names the argument and the values); the batch is left as
+     *                                  it was
      */
     public SendBatch sendTo(long wrId, MemoryRegion region, long offset, int length, AddressHandle ah,
             int remoteQpn, int remoteQkey) {
@@ -188,8 +197,9 @@ public final class SendBatch extends RequestBatch {
      * @param remote       the peer's region
      * @param remoteOffset offset in it (bounds-checked against its length)
      * @return this
-     * @throws IllegalArgumentException  if {@code data} is longer than the batch's inline room
-     * @throws IndexOutOfBoundsException if the bytes do not fit the remote region there
+     * @throws IllegalArgumentException if {@code data} is longer than the batch's inline room, or
+     *                                  {@code remoteOffset} is negative or the bytes do not fit the remote region
+     *                                  there (the message names the argument and the values)
      */
     public SendBatch writeInline(long wrId, java.lang.foreign.MemorySegment data, RemoteRegion remote,
             long remoteOffset) {
@@ -245,6 +255,9 @@ public final class SendBatch extends RequestBatch {
      * @param remote       the peer's region
      * @param remoteOffset offset in it (bounds-checked against its length)
      * @return this
+     * @throws IllegalArgumentException if {@code offset}, {@code length} or {@code remoteOffset} is negative or the
+     *                                  range does not fit its region (the message names the argument and the values);
+     *                                  the batch is left as it was
      */
     public SendBatch write(long wrId, MemoryRegion region, long offset, int length, RemoteRegion remote,
             long remoteOffset) {
@@ -269,6 +282,9 @@ public final class SendBatch extends RequestBatch {
      * @param remoteOffset offset in it
      * @param immediate    32 bits for the peer
      * @return this
+     * @throws IllegalArgumentException if {@code offset}, {@code length} or {@code remoteOffset} is negative or the
+     *                                  range does not fit its region (the message names the argument and the values);
+     *                                  the batch is left as it was
      */
     public SendBatch writeWithImmediate(long wrId, MemoryRegion region, long offset, int length, RemoteRegion remote,
             long remoteOffset, int immediate) {
@@ -292,6 +308,9 @@ public final class SendBatch extends RequestBatch {
      * @param remote       the peer's region
      * @param remoteOffset offset in it
      * @return this
+     * @throws IllegalArgumentException if {@code offset}, {@code length} or {@code remoteOffset} is negative or the
+     *                                  range does not fit its region (the message names the argument and the values);
+     *                                  the batch is left as it was
      */
     public SendBatch read(long wrId, MemoryRegion region, long offset, int length, RemoteRegion remote,
             long remoteOffset) {
@@ -316,6 +335,9 @@ public final class SendBatch extends RequestBatch {
      * @param compare      the expected value
      * @param swap         the new value, stored if the old one equals {@code compare}
      * @return this
+     * @throws IllegalArgumentException if {@code offset} or {@code remoteOffset} is negative or the range does not
+     *                                  fit its region (the message names the argument and the values); the batch is
+     *                                  left as it was
      */
     public SendBatch compareAndSwap(long wrId, MemoryRegion region, long offset, RemoteRegion remote,
             long remoteOffset, long compare, long swap) {
@@ -339,6 +361,9 @@ public final class SendBatch extends RequestBatch {
      * @param remoteOffset offset of the 8-byte-aligned target in it
      * @param add          the value to add
      * @return this
+     * @throws IllegalArgumentException if {@code offset} or {@code remoteOffset} is negative or the range does not
+     *                                  fit its region (the message names the argument and the values); the batch is
+     *                                  left as it was
      */
     public SendBatch fetchAndAdd(long wrId, MemoryRegion region, long offset, RemoteRegion remote, long remoteOffset,
             long add) {
@@ -367,6 +392,9 @@ public final class SendBatch extends RequestBatch {
      * @param offset offset in it
      * @param length bytes
      * @return this
+     * @throws IllegalArgumentException if {@code offset} or {@code length} is negative or the range does not fit its
+     *                                  region (the message names the argument and the values); the batch is left as
+     *                                  it was
      */
     public SendBatch gather(MemoryRegion region, long offset, int length) {
         int i = last();

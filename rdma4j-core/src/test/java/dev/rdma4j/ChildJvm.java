@@ -35,6 +35,21 @@ public record ChildJvm(int exitCode, String output, List<Path> crashLogs) {
     }
 
     /**
+     * Runs {@code main} in a child JVM and waits for it at most {@code deadline} (then it is killed, and the
+     * assertion that it finished fails with its output).
+     *
+     * @param workDir  the child's working directory, where a crash log would land
+     * @param deadline how long it may run
+     * @param main     a class with a {@code public static void main(String[])}
+     * @param args     its arguments
+     * @return the outcome
+     */
+    public static ChildJvm run(Path workDir, java.time.Duration deadline, Class<?> main, String... args)
+            throws IOException, InterruptedException {
+        return run(workDir, List.of(), deadline.toSeconds(), main, args);
+    }
+
+    /**
      * Runs {@code main} in a child JVM with extra JVM options and waits for it (at most {@code timeoutSeconds}, then
      * it is killed).
      *

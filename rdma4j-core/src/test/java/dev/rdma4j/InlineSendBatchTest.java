@@ -51,7 +51,8 @@ class InlineSendBatchTest {
                     .isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("new SendBatch(capacity, maxSge, maxInlineData)");
             assertThatThrownBy(() -> b.writeInline(1, MemorySegment.ofArray(new byte[8]), PEER, 4090))
-                    .isInstanceOf(IndexOutOfBoundsException.class);
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessage("remoteOffset 4090 + length 8 exceeds the 4096 bytes of the remote region");
             assertThatThrownBy(() -> new SendBatch(2, 1, -1)).isInstanceOf(IllegalArgumentException.class);
         }
     }

@@ -23,7 +23,8 @@ class MemoryRegionDeviceTest {
                 assertThat(mr.access()).containsExactlyInAnyOrder(AccessFlag.LOCAL_WRITE, AccessFlag.REMOTE_READ);
                 assertThat(mr.remote()).isEqualTo(new RemoteRegion(seg.address(), 8192, mr.rkey()));
                 assertThat(mr.remote(100, 50)).isEqualTo(new RemoteRegion(seg.address() + 100, 50, mr.rkey()));
-                assertThatThrownBy(() -> mr.remote(8000, 500)).isInstanceOf(IndexOutOfBoundsException.class);
+                assertThatThrownBy(() -> mr.remote(8000, 500)).isInstanceOf(IllegalArgumentException.class)
+                        .hasMessage("offset 8000 + size 500 exceeds the 8192 bytes of the region");
                 assertThat(mr.protectionDomain()).isSameAs(pd);
             }
         }

@@ -131,10 +131,12 @@ class RcOperationsDeviceTest {
                     .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("8-byte aligned");
             org.assertj.core.api.Assertions.assertThatThrownBy(
                     () -> sb.clear().fetchAndAdd(1, src, (1 << 16) - 4, dst.remote(), 0, 1))
-                    .isInstanceOf(IndexOutOfBoundsException.class);
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessage("offset 65532 + length 8 exceeds the 65536 bytes of the region");
             org.assertj.core.api.Assertions.assertThatThrownBy(
                     () -> sb.clear().write(1, src, 0, 100, dst.remote(), (1 << 16) - 50))
-                    .isInstanceOf(IndexOutOfBoundsException.class);
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessage("remoteOffset 65486 + length 100 exceeds the 65536 bytes of the remote region");
         }
     }
 

@@ -29,7 +29,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * cancelling it (or completing it, or {@code orTimeout}) frees neither the request's queue room nor its
  * buffers: the room comes back and the regions are unpinned when the device completes the request or the
  * queue pair is closed ({@link #sendRoom()}, {@link #receiveRoom()}).
- * Closing completes every pending future with {@code WR_FLUSH_ERR}.
+ * Closing completes every pending future with {@code WR_FLUSH_ERR}. An offset or length outside its region
+ * is an {@link IllegalArgumentException} naming the argument and the values: the {@code ...Async} forms fail
+ * their future with it, the blocking forms throw it.
  *
  * <p>The wrapper owns its queue pair: the QP's own posts are refused while it is wrapped, and closing or
  * resetting the QP directly ({@code queuePair().close()}, {@code queuePair().reset()}) fails the pending
@@ -286,6 +288,8 @@ public final class AsyncQueuePair implements AutoCloseable {
      * @param slotSize bytes per message slot
      * @param slots    how many receives to keep posted
      * @return the publisher (posting starts when it is subscribed)
+     * @throws IllegalArgumentException if {@code offset} is negative or the range does not fit its region (the
+     *                                  message names the argument and the values)
      */
     public ReceiveStream receiveStream(MemoryRegion region, long offset, int slotSize, int slots) {
         return new ReceiveStream(this, region, offset, slotSize, slots);
@@ -394,6 +398,8 @@ public final class AsyncQueuePair implements AutoCloseable {
      * @return the completion
      * @throws java.io.IOException {@link WorkRequestException} or {@link VerbsException}
      * @throws InterruptedException if interrupted while waiting
+     * @throws IllegalArgumentException if {@code offset} or {@code length} is negative or the range does not fit its
+     *                                  region (the message names the argument and the values)
      */
     public WorkCompletion send(MemoryRegion region, long offset, int length)
             throws java.io.IOException, InterruptedException {
@@ -411,6 +417,8 @@ public final class AsyncQueuePair implements AutoCloseable {
      * @throws java.io.IOException {@link WorkRequestException}, {@link WorkRequestTimeoutException} at the
      *         deadline, or {@link VerbsException}
      * @throws InterruptedException if interrupted while waiting
+     * @throws IllegalArgumentException if {@code offset} or {@code length} is negative or the range does not fit its
+     *                                  region (the message names the argument and the values)
      */
     public WorkCompletion send(MemoryRegion region, long offset, int length, java.time.Duration timeout)
             throws java.io.IOException, InterruptedException {
@@ -427,6 +435,8 @@ public final class AsyncQueuePair implements AutoCloseable {
      * @return the completion
      * @throws java.io.IOException {@link WorkRequestException} or {@link VerbsException}
      * @throws InterruptedException if interrupted while waiting
+     * @throws IllegalArgumentException if {@code offset} or {@code length} is negative or the range does not fit its
+     *                                  region (the message names the argument and the values)
      */
     public WorkCompletion sendWithImmediate(MemoryRegion region, long offset, int length, int immediate)
             throws java.io.IOException, InterruptedException {
@@ -445,6 +455,8 @@ public final class AsyncQueuePair implements AutoCloseable {
      * @throws java.io.IOException {@link WorkRequestException}, {@link WorkRequestTimeoutException} at the
      *         deadline, or {@link VerbsException}
      * @throws InterruptedException if interrupted while waiting
+     * @throws IllegalArgumentException if {@code offset} or {@code length} is negative or the range does not fit its
+     *                                  region (the message names the argument and the values)
      */
     public WorkCompletion sendWithImmediate(MemoryRegion region, long offset, int length, int immediate, java.time.Duration timeout)
             throws java.io.IOException, InterruptedException {
@@ -464,6 +476,8 @@ public final class AsyncQueuePair implements AutoCloseable {
      * @return the completion
      * @throws java.io.IOException {@link WorkRequestException} or {@link VerbsException}
      * @throws InterruptedException if interrupted while waiting
+     * @throws IllegalArgumentException if {@code offset} or {@code length} is negative or the range does not fit its
+     *                                  region (the message names the argument and the values)
      */
     public WorkCompletion sendTo(MemoryRegion region, long offset, int length, AddressHandle ah, int remoteQpn, int remoteQkey)
             throws java.io.IOException, InterruptedException {
@@ -484,6 +498,8 @@ public final class AsyncQueuePair implements AutoCloseable {
      * @throws java.io.IOException {@link WorkRequestException}, {@link WorkRequestTimeoutException} at the
      *         deadline, or {@link VerbsException}
      * @throws InterruptedException if interrupted while waiting
+     * @throws IllegalArgumentException if {@code offset} or {@code length} is negative or the range does not fit its
+     *                                  region (the message names the argument and the values)
      */
     public WorkCompletion sendTo(MemoryRegion region, long offset, int length, AddressHandle ah, int remoteQpn, int remoteQkey, java.time.Duration timeout)
             throws java.io.IOException, InterruptedException {
@@ -503,6 +519,8 @@ public final class AsyncQueuePair implements AutoCloseable {
      * @return the completion
      * @throws java.io.IOException {@link WorkRequestException} or {@link VerbsException}
      * @throws InterruptedException if interrupted while waiting
+     * @throws IllegalArgumentException if {@code offset}, {@code length} or {@code remoteOffset} is negative or the
+     *                                  range does not fit its region (the message names the argument and the values)
      */
     public WorkCompletion writeWithImmediate(MemoryRegion region, long offset, int length, RemoteRegion remote, long remoteOffset, int immediate)
             throws java.io.IOException, InterruptedException {
@@ -523,6 +541,8 @@ public final class AsyncQueuePair implements AutoCloseable {
      * @throws java.io.IOException {@link WorkRequestException}, {@link WorkRequestTimeoutException} at the
      *         deadline, or {@link VerbsException}
      * @throws InterruptedException if interrupted while waiting
+     * @throws IllegalArgumentException if {@code offset}, {@code length} or {@code remoteOffset} is negative or the
+     *                                  range does not fit its region (the message names the argument and the values)
      */
     public WorkCompletion writeWithImmediate(MemoryRegion region, long offset, int length, RemoteRegion remote, long remoteOffset, int immediate, java.time.Duration timeout)
             throws java.io.IOException, InterruptedException {
@@ -541,6 +561,8 @@ public final class AsyncQueuePair implements AutoCloseable {
      * @return the completion
      * @throws java.io.IOException {@link WorkRequestException} or {@link VerbsException}
      * @throws InterruptedException if interrupted while waiting
+     * @throws IllegalArgumentException if {@code offset}, {@code length} or {@code remoteOffset} is negative or the
+     *                                  range does not fit its region (the message names the argument and the values)
      */
     public WorkCompletion write(MemoryRegion region, long offset, int length, RemoteRegion remote, long remoteOffset)
             throws java.io.IOException, InterruptedException {
@@ -560,6 +582,8 @@ public final class AsyncQueuePair implements AutoCloseable {
      * @throws java.io.IOException {@link WorkRequestException}, {@link WorkRequestTimeoutException} at the
      *         deadline, or {@link VerbsException}
      * @throws InterruptedException if interrupted while waiting
+     * @throws IllegalArgumentException if {@code offset}, {@code length} or {@code remoteOffset} is negative or the
+     *                                  range does not fit its region (the message names the argument and the values)
      */
     public WorkCompletion write(MemoryRegion region, long offset, int length, RemoteRegion remote, long remoteOffset, java.time.Duration timeout)
             throws java.io.IOException, InterruptedException {
@@ -578,6 +602,8 @@ public final class AsyncQueuePair implements AutoCloseable {
      * @return the completion
      * @throws java.io.IOException {@link WorkRequestException} or {@link VerbsException}
      * @throws InterruptedException if interrupted while waiting
+     * @throws IllegalArgumentException if {@code offset}, {@code length} or {@code remoteOffset} is negative or the
+     *                                  range does not fit its region (the message names the argument and the values)
      */
     public WorkCompletion read(MemoryRegion region, long offset, int length, RemoteRegion remote, long remoteOffset)
             throws java.io.IOException, InterruptedException {
@@ -597,6 +623,8 @@ public final class AsyncQueuePair implements AutoCloseable {
      * @throws java.io.IOException {@link WorkRequestException}, {@link WorkRequestTimeoutException} at the
      *         deadline, or {@link VerbsException}
      * @throws InterruptedException if interrupted while waiting
+     * @throws IllegalArgumentException if {@code offset}, {@code length} or {@code remoteOffset} is negative or the
+     *                                  range does not fit its region (the message names the argument and the values)
      */
     public WorkCompletion read(MemoryRegion region, long offset, int length, RemoteRegion remote, long remoteOffset, java.time.Duration timeout)
             throws java.io.IOException, InterruptedException {
@@ -615,6 +643,8 @@ public final class AsyncQueuePair implements AutoCloseable {
      * @return the completion
      * @throws java.io.IOException {@link WorkRequestException} or {@link VerbsException}
      * @throws InterruptedException if interrupted while waiting
+     * @throws IllegalArgumentException if {@code offset} or {@code remoteOffset} is negative or the range does not
+     *                                  fit its region (the message names the argument and the values)
      */
     public WorkCompletion fetchAndAdd(MemoryRegion region, long offset, RemoteRegion remote, long remoteOffset, long add)
             throws java.io.IOException, InterruptedException {
@@ -634,6 +664,8 @@ public final class AsyncQueuePair implements AutoCloseable {
      * @throws java.io.IOException {@link WorkRequestException}, {@link WorkRequestTimeoutException} at the
      *         deadline, or {@link VerbsException}
      * @throws InterruptedException if interrupted while waiting
+     * @throws IllegalArgumentException if {@code offset} or {@code remoteOffset} is negative or the range does not
+     *                                  fit its region (the message names the argument and the values)
      */
     public WorkCompletion fetchAndAdd(MemoryRegion region, long offset, RemoteRegion remote, long remoteOffset, long add, java.time.Duration timeout)
             throws java.io.IOException, InterruptedException {
@@ -653,6 +685,8 @@ public final class AsyncQueuePair implements AutoCloseable {
      * @return the completion
      * @throws java.io.IOException {@link WorkRequestException} or {@link VerbsException}
      * @throws InterruptedException if interrupted while waiting
+     * @throws IllegalArgumentException if {@code offset} or {@code remoteOffset} is negative or the range does not
+     *                                  fit its region (the message names the argument and the values)
      */
     public WorkCompletion compareAndSwap(MemoryRegion region, long offset, RemoteRegion remote, long remoteOffset, long compare, long swap)
             throws java.io.IOException, InterruptedException {
@@ -673,6 +707,8 @@ public final class AsyncQueuePair implements AutoCloseable {
      * @throws java.io.IOException {@link WorkRequestException}, {@link WorkRequestTimeoutException} at the
      *         deadline, or {@link VerbsException}
      * @throws InterruptedException if interrupted while waiting
+     * @throws IllegalArgumentException if {@code offset} or {@code remoteOffset} is negative or the range does not
+     *                                  fit its region (the message names the argument and the values)
      */
     public WorkCompletion compareAndSwap(MemoryRegion region, long offset, RemoteRegion remote, long remoteOffset, long compare, long swap, java.time.Duration timeout)
             throws java.io.IOException, InterruptedException {
@@ -689,6 +725,8 @@ public final class AsyncQueuePair implements AutoCloseable {
      * @return the completion
      * @throws java.io.IOException {@link WorkRequestException} or {@link VerbsException}
      * @throws InterruptedException if interrupted while waiting
+     * @throws IllegalArgumentException if {@code offset} or {@code length} is negative or the range does not fit its
+     *                                  region (the message names the argument and the values)
      */
     public WorkCompletion receive(MemoryRegion region, long offset, int length)
             throws java.io.IOException, InterruptedException {
@@ -706,6 +744,8 @@ public final class AsyncQueuePair implements AutoCloseable {
      * @throws java.io.IOException {@link WorkRequestException}, {@link WorkRequestTimeoutException} at the
      *         deadline, or {@link VerbsException}
      * @throws InterruptedException if interrupted while waiting
+     * @throws IllegalArgumentException if {@code offset} or {@code length} is negative or the range does not fit its
+     *                                  region (the message names the argument and the values)
      */
     public WorkCompletion receive(MemoryRegion region, long offset, int length, java.time.Duration timeout)
             throws java.io.IOException, InterruptedException {

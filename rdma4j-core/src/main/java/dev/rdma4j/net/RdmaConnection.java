@@ -621,6 +621,8 @@ public final class RdmaConnection implements AutoCloseable {
      * @param length       bytes
      * @throws IOException          if the write failed or timed out
      * @throws InterruptedException if interrupted
+     * @throws IllegalArgumentException if {@code localOffset}, {@code remoteOffset} or {@code length} is negative or
+     *                                  the range does not fit its region (the message names the values)
      */
     public void write(long localOffset, long remoteOffset, int length) throws IOException, InterruptedException {
         ensureOpen();
@@ -650,6 +652,8 @@ public final class RdmaConnection implements AutoCloseable {
      * @param length       bytes
      * @throws IOException          if the read failed or timed out
      * @throws InterruptedException if interrupted
+     * @throws IllegalArgumentException if {@code localOffset}, {@code remoteOffset} or {@code length} is negative or
+     *                                  the range does not fit its region (the message names the values)
      */
     public void read(long localOffset, long remoteOffset, int length) throws IOException, InterruptedException {
         ensureOpen();
