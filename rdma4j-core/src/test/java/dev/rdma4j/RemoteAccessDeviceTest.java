@@ -46,6 +46,23 @@ class RemoteAccessDeviceTest {
         assertWriteRefused(AccessFlag.LOCAL_WRITE, AccessFlag.REMOTE_READ);
     }
 
+    @Test
+    void closingARegionInvalidatesItsRkey() throws Exception {
+        try (Loopback lb = new Loopback(QpType.RC); MemoryRegion source = lb.pd.allocate(SIZE, AccessFlag.LOCAL_WRITE);
+                SendBatch sb = new SendBatch(1, 1)) {
+            RemoteRegion stale;
+            try (MemoryRegion target = lb.pd.allocate(SIZE, AccessFlag.LOCAL_WRITE, AccessFlag.REMOTE_WRITE)) {
+                stale = target.remote();
+                lb.a.post(sb.write(9, source, 0, 64, stale, 0));
+                assertThat(lb.awaitOne(lb.cqA).status()).as("while registered").isEqualTo(WcStatus.SUCCESS);
+            }
+            lb.a.post(sb.clear().write(10, source, 0, 64, stale, 0));
+            WorkCompletion c = lb.awaitOne(lb.cqA);
+            assertThat(c.status()).as("the rkey of a closed region").isEqualTo(WcStatus.REM_ACCESS_ERR);
+            assertThat(c.wrId()).isEqualTo(10);
+        }
+    }
+
     private static void assertWriteRefused(AccessFlag... targetAccess) throws Exception {
         try (Loopback lb = new Loopback(QpType.RC); MemoryRegion source = lb.pd.allocate(SIZE, AccessFlag.LOCAL_WRITE);
                 MemoryRegion target = lb.pd.allocate(SIZE, targetAccess); SendBatch sb = new SendBatch(1, 1)) {
