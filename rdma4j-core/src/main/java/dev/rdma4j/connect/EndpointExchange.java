@@ -33,12 +33,22 @@ import java.util.List;
  * {@code u64 length}, {@code u32 rkey}; a sync is the one byte {@code 'R'} each way. (The pingpong tools
  * speak rdma-core's own text format instead.)
  *
+ * <p><b>Hostile or broken peers.</b> Whatever a peer sends, a read ends with the peer's offer or an
+ * {@link IOException} naming what is wrong (bad magic, more than 4096 regions, a negative length, an invalid
+ * endpoint, the connection closed after N of M bytes), and, with a timeout, within it: the timeout bounds the
+ * whole offer, so a peer that sends nothing, or a byte now and then, ends in a {@link SocketTimeoutException}
+ * at the deadline. {@link #accept}/{@link #acceptSession} close the failed connection and leave the server
+ * socket as it was, so a loop of accepts goes on to serve the next client.
+ *
  * <p>Threading: the static methods are thread-safe (they share nothing); a {@link Session} is used by one
  * thread at a time.
  */
 public final class EndpointExchange {
     private static final byte[] MAGIC = {'r', 'd', 'm', 'a', '4', 'j', 0, 1};
     private static final int MAX_REGIONS = 4096;
+    /** An offer without regions: magic, LID, QPN, PSN, GID, region count. */
+    private static final int MIN_OFFER_BYTES = 8 + 2 + 4 + 4 + 16 + 2;
+    private static final int REGION_BYTES = 8 + 8 + 4;
     /** The byte each side writes at a {@link #sync(Socket)}. */
     private static final int READY = 'R';
 
@@ -84,11 +94,86 @@ public final class EndpointExchange {
      * @param socket the connection
      * @param mine   this side's offer
      * @return the peer's offer
-     * @throws IOException if the connection fails or the peer does not speak this format
+     * @throws IOException if the connection fails or the peer does not speak this format: the message names
+     *                     what is wrong (bad magic, too many regions, a negative length, an invalid endpoint, the
+     *                     connection closed after N of M bytes); {@link SocketTimeoutException} when the socket
+     *                     has a timeout ({@link Socket#setSoTimeout}) and the peer's whole offer did not arrive
+     *                     within it (the timeout bounds the offer, not each read)
      */
     public static Offer exchange(Socket socket, Offer mine) throws IOException {
         write(socket.getOutputStream(), mine);
-        return read(socket.getInputStream());
+        int timeout = socket.getSoTimeout();
+        if (timeout <= 0) {
+            return read(socket.getInputStream());
+        }
+        // the whole offer within the timeout, not each read: a peer sending a byte now and then (slow-loris)
+        // must not hold the listener for longer
+        DeadlineInput in = new DeadlineInput(socket, Duration.ofMillis(timeout));
+        try {
+            return read(in);
+        } finally {
+            socket.setSoTimeout(timeout);
+        }
+    }
+
+    /**
+     * The socket's input with one deadline for all reads: each read waits at most until it, then fails with a
+     * {@link SocketTimeoutException} that says how much of the offer came.
+     */
+    private static final class DeadlineInput extends InputStream {
+        private final Socket socket;
+        private final InputStream in;
+        private final Duration timeout;
+        private final long deadline;
+        private long count;
+
+        DeadlineInput(Socket socket, Duration timeout) throws IOException {
+            this.socket = socket;
+            this.in = socket.getInputStream();
+            this.timeout = timeout;
+            this.deadline = System.nanoTime() + timeout.toNanos();
+        }
+
+        private void arm() throws IOException {
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                throw timedOut();
+            }
+            socket.setSoTimeout((int) Math.max(1, Math.min(Integer.MAX_VALUE, left / 1_000_000)));
+        }
+
+        private SocketTimeoutException timedOut() {
+            return new SocketTimeoutException("the peer sent " + count + " bytes of its endpoint exchange offer"
+                    + " (at least " + MIN_OFFER_BYTES + ") but not all of it within " + timeout);
+        }
+
+        @Override
+        public int read() throws IOException {
+            arm();
+            try {
+                int b = in.read();
+                if (b >= 0) {
+                    count++;
+                }
+                return b;
+            } catch (SocketTimeoutException e) {
+                throw (SocketTimeoutException) timedOut().initCause(e);
+            }
+        }
+
+        @Override
+        public int read(byte[] b, int off, int len) throws IOException {
+            arm();
+            try {
+                int n = in.read(b, off, len);
+                if (n > 0) {
+                    count += n;
+                }
+                return n;
+            } catch (SocketTimeoutException e) {
+                throw (SocketTimeoutException) timedOut().initCause(e);
+            }
+        }
     }
 
     /**
@@ -96,7 +181,8 @@ public final class EndpointExchange {
      *
      * @param server  a bound server socket
      * @param mine    this side's offer
-     * @param timeout how long to wait for the peer, at connect and at every read
+     * @param timeout how long to wait for the peer to connect, then for its whole offer (a peer sending it
+     *                slowly, byte by byte, is cut off at this deadline)
      * @return the peer's offer
      * @throws IOException on failure, {@link SocketTimeoutException} when the peer does not come
      */
@@ -112,7 +198,8 @@ public final class EndpointExchange {
      *
      * @param server  a bound server socket
      * @param mine    this side's offer
-     * @param timeout how long to wait for the peer, at connect and at every read (syncs included)
+     * @param timeout how long to wait for the peer to connect, then for its whole offer, then at every
+     *                {@link Session#sync()}
      * @return the session: the peer's offer, the barrier; close it when done
      * @throws IOException on failure, {@link SocketTimeoutException} when the peer does not come
      */
@@ -262,35 +349,66 @@ public final class EndpointExchange {
     }
 
     static Offer read(InputStream in) throws IOException {
-        DataInputStream d = new DataInputStream(in);
-        byte[] magic = new byte[MAGIC.length];
-        d.readFully(magic);
-        if (!java.util.Arrays.equals(magic, MAGIC)) {
-            throw new IOException("the peer does not speak the rdma4j endpoint exchange (bad magic)");
-        }
-        int lid = d.readUnsignedShort();
-        int qpn = d.readInt();
-        int psn = d.readInt();
-        byte[] gid = new byte[16];
-        d.readFully(gid);
-        int n = d.readUnsignedShort();
-        if (n > MAX_REGIONS) {
-            throw new IOException("the peer offers " + n + " regions, more than " + MAX_REGIONS);
-        }
-        List<RemoteRegion> regions = new ArrayList<>(n);
-        for (int i = 0; i < n; i++) {
-            long address = d.readLong();
-            long length = d.readLong();
-            int rkey = d.readInt();
-            if (length < 0) {
-                throw new IOException("the peer offers a region of negative length");
+        // the counts of the EOF message: what came, and what the offer needed
+        long[] got = {0};
+        int[] need = {MIN_OFFER_BYTES};
+        DataInputStream d = new DataInputStream(new InputStream() {
+            @Override
+            public int read() throws IOException {
+                int b = in.read();
+                if (b >= 0) {
+                    got[0]++;
+                }
+                return b;
             }
-            regions.add(new RemoteRegion(address, length, rkey));
-        }
+
+            @Override
+            public int read(byte[] b, int off, int len) throws IOException {
+                int n = in.read(b, off, len);
+                if (n > 0) {
+                    got[0] += n;
+                }
+                return n;
+            }
+        });
         try {
-            return new Offer(new QpEndpoint(lid, qpn, psn, Gid.of(gid)), regions);
-        } catch (IllegalArgumentException e) {
-            throw new IOException("the peer sent an invalid endpoint: " + e.getMessage(), e);
+            byte[] magic = new byte[MAGIC.length];
+            d.readFully(magic);
+            if (!java.util.Arrays.equals(magic, MAGIC)) {
+                throw new IOException("the peer does not speak the rdma4j endpoint exchange (bad magic: 0x"
+                        + java.util.HexFormat.of().formatHex(magic) + ")");
+            }
+            int lid = d.readUnsignedShort();
+            int qpn = d.readInt();
+            int psn = d.readInt();
+            byte[] gid = new byte[16];
+            d.readFully(gid);
+            int n = d.readUnsignedShort();
+            if (n > MAX_REGIONS) {
+                throw new IOException("the peer offers " + n + " regions, more than " + MAX_REGIONS);
+            }
+            need[0] = MIN_OFFER_BYTES + n * REGION_BYTES;
+            List<RemoteRegion> regions = new ArrayList<>(n);
+            for (int i = 0; i < n; i++) {
+                long address = d.readLong();
+                long length = d.readLong();
+                int rkey = d.readInt();
+                if (length < 0) {
+                    throw new IOException("the peer offers a region of negative length (region " + i + ": "
+                            + length + ")");
+                }
+                regions.add(new RemoteRegion(address, length, rkey));
+            }
+            try {
+                return new Offer(new QpEndpoint(lid, qpn, psn, Gid.of(gid)), regions);
+            } catch (IllegalArgumentException e) {
+                throw new IOException("the peer sent an invalid endpoint: " + e.getMessage(), e);
+            }
+        } catch (java.io.EOFException e) {
+            java.io.EOFException x = new java.io.EOFException("the peer closed the connection after " + got[0]
+                    + " bytes of its endpoint exchange offer (" + need[0] + " expected)");
+            x.initCause(e);
+            throw x;
         }
     }
 

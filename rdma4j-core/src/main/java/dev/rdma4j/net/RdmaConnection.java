@@ -23,6 +23,7 @@ import java.io.EOFException;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
+import java.net.ProtocolException;
 import java.net.Socket;
 import java.net.SocketAddress;
 import java.net.SocketTimeoutException;
@@ -187,15 +188,32 @@ public final class RdmaConnection implements AutoCloseable {
                 .array();
     }
 
-    static RemoteRegion peerRegionOf(byte[] privateData) {
-        if (privateData.length < 20) {
+    /**
+     * The peer's exposed region from its rdma_cm private data: none (no region) or exactly 20 bytes (address,
+     * length, rkey). Anything else is not an rdma4j peer's (e.g. a C client's CM padding, garbage).
+     *
+     * @throws ProtocolException naming what is wrong
+     */
+    static RemoteRegion peerRegionOf(byte[] privateData) throws ProtocolException {
+        if (privateData.length == 0) {
             return null;
+        }
+        if (privateData.length != 20) {
+            throw new ProtocolException("the peer sent " + privateData.length + " bytes of private data, where an"
+                    + " rdma4j peer sends none or 20 (address, length, rkey of its exposed region)");
         }
         ByteBuffer b = ByteBuffer.wrap(privateData);
         long address = b.getLong();
         long length = b.getLong();
         int rkey = b.getInt();
-        return length > 0 ? new RemoteRegion(address, length, rkey) : null;
+        if (length < 0) {
+            throw new ProtocolException("the peer's private data names a region of negative length (" + length + ")");
+        }
+        if (length == 0) {
+            throw new ProtocolException("the peer's private data names an empty region (an rdma4j peer without a"
+                    + " region sends no private data)");
+        }
+        return new RemoteRegion(address, length, rkey);
     }
 
     /**
@@ -208,7 +226,12 @@ public final class RdmaConnection implements AutoCloseable {
             throw new IllegalStateException(name + " was closed while connecting");
         }
         cm = connection;
-        peerRegion = peerRegionOf(connection.peerPrivateData());
+        try {
+            peerRegion = peerRegionOf(connection.peerPrivateData());
+        } catch (ProtocolException e) {
+            // the caller's wait fails with it (an IOException); closing the connection closes cm
+            throw new java.util.concurrent.CompletionException(e);
+        }
         peerAddress = connection.peerAddress();
         connection.disconnected().whenComplete((v, e) -> peerClosed());
         return connection;

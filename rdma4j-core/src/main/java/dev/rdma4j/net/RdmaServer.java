@@ -193,7 +193,12 @@ public final class RdmaServer implements AutoCloseable {
      *
      * @return the connection, established
      * @throws AsynchronousCloseException if the server closes meanwhile
-     * @throws IOException                if setting up the connection fails
+     * @throws java.net.ProtocolException  if the client does not speak the short path (rdma_cm private data that
+     *                                    is neither none nor a 20-byte region; TCP: see
+     *                                    {@link dev.rdma4j.connect.EndpointExchange}): it is rejected, and the next
+     *                                    accept serves the next client
+     * @throws IOException                if setting up the connection fails; {@link SocketTimeoutException} if
+     *                                    the client's exchange does not end within the options' timeout
      * @throws InterruptedException       if interrupted
      */
     public RdmaConnection accept() throws IOException, InterruptedException {
@@ -261,6 +266,18 @@ public final class RdmaServer implements AutoCloseable {
     private RdmaConnection acceptCm(Duration timeout, java.util.function.BooleanSupplier cancelled)
             throws IOException, InterruptedException {
         CmConnectionRequest request = nextRequest(timeout, cancelled);
+        try {
+            RdmaConnection.peerRegionOf(request.privateData());
+        } catch (java.net.ProtocolException e) {
+            java.net.ProtocolException refused = new java.net.ProtocolException("refused a client of " + address
+                    + ": " + e.getMessage());
+            try {
+                request.reject(new byte[0]); // the client learns at once (REJECTED), and this server goes on
+            } catch (IOException | RuntimeException r) {
+                refused.addSuppressed(r);
+            }
+            throw refused;
+        }
         RdmaConnection c;
         QueuePair.Builder qp;
         try {

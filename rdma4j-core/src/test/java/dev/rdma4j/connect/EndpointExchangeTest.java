@@ -161,4 +161,125 @@ class EndpointExchangeTest {
         assertThatThrownBy(() -> EndpointExchange.read(new ByteArrayInputStream(badQpn)))
                 .isInstanceOf(IOException.class).hasMessageContaining("invalid endpoint");
     }
+
+    // ---- hostile clients (issue 12): raw sockets sending what no rdma4j peer would ----
+
+    private static final EndpointExchange.Offer SERVER = EndpointExchange.Offer.of(
+            new QpEndpoint(0, 0x22, 0x123456, GID), new RemoteRegion(0x7f0000002000L, 64, 0x77));
+    private static final EndpointExchange.Offer GOOD_CLIENT = EndpointExchange.Offer.of(
+            new QpEndpoint(0, 0x33, 0x654321, GID));
+    private static final String HEADER = "72646d61346a0001" + "0000" + "00000033" + "00654321"
+            + "00000000000000000000ffffc6120001";
+
+    /** Writes {@code bytes} from a raw socket, half-closes, and keeps the socket open until the test ends. */
+    private static java.net.Socket rawClient(ServerSocket ss, byte[] bytes) throws IOException {
+        java.net.Socket s = new java.net.Socket(InetAddress.getLoopbackAddress(), ss.getLocalPort());
+        s.getOutputStream().write(bytes);
+        s.getOutputStream().flush();
+        s.shutdownOutput();
+        return s;
+    }
+
+    private static void assertServesAWellFormedClientNext(ServerSocket ss) throws Exception {
+        CompletableFuture<EndpointExchange.Offer> client = CompletableFuture.supplyAsync(() -> {
+            try {
+                return EndpointExchange.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(),
+                        ss.getLocalPort()), GOOD_CLIENT, Duration.ofSeconds(30));
+            } catch (IOException e) {
+                throw new RuntimeException(e);
+            }
+        });
+        try (EndpointExchange.Session s = EndpointExchange.acceptSession(ss, SERVER, Duration.ofSeconds(30))) {
+            assertThat(s.peer()).isEqualTo(GOOD_CLIENT);
+        }
+        assertThat(client.get(30, java.util.concurrent.TimeUnit.SECONDS)).isEqualTo(SERVER);
+    }
+
+    @Test
+    @SuppressWarnings("try") // the raw client stays open while the server reads
+    void malformedOffersAreRefusedByNameAndTheListenerServesTheNextClient() throws Exception {
+        record Case(String what, String hex, Class<? extends IOException> type, String message) {
+        }
+        java.util.List<Case> cases = java.util.List.of(
+                new Case("connect and close at once", "", java.io.EOFException.class,
+                        "closed the connection after 0 bytes"),
+                new Case("garbage", "00ff".repeat(40), IOException.class, "bad magic"),
+                new Case("HTTP", HexFormat.of().formatHex("GET / HTTP/1.1\r\nHost: x\r\n\r\n".getBytes()),
+                        IOException.class, "bad magic"),
+                new Case("truncated in the endpoint", HEADER.substring(0, 30), java.io.EOFException.class,
+                        "closed the connection after 15 bytes"),
+                new Case("truncated in the regions", HEADER + "0002" + "1122334455667788" + "00000000",
+                        java.io.EOFException.class, "closed the connection after 48 bytes of its endpoint exchange offer (76 expected)"),
+                new Case("oversized: 65535 regions", HEADER + "ffff" + "00".repeat(200), IOException.class,
+                        "offers 65535 regions, more than 4096"),
+                new Case("negative region length", HEADER + "0001" + "0000000000001000" + "8000000000000000"
+                        + "00000001", IOException.class, "negative length"),
+                new Case("QPN beyond 24 bits", "72646d61346a0001" + "0000" + "ff000000" + "00000000"
+                        + "00".repeat(16) + "0000", IOException.class, "invalid endpoint"));
+        try (ServerSocket ss = new ServerSocket(0, 8, InetAddress.getLoopbackAddress())) {
+            for (Case c : cases) {
+                try (java.net.Socket raw = rawClient(ss, HexFormat.of().parseHex(c.hex()))) {
+                    long t0 = System.nanoTime();
+                    assertThatThrownBy(() -> EndpointExchange.acceptSession(ss, SERVER, Duration.ofSeconds(20)))
+                            .as(c.what()).isInstanceOf(c.type()).hasMessageContaining(c.message());
+                    assertThat(System.nanoTime() - t0).as(c.what() + ": refused at once, not at the deadline")
+                            .isLessThan(Duration.ofSeconds(10).toNanos());
+                }
+                assertServesAWellFormedClientNext(ss);
+            }
+        }
+    }
+
+    @Test
+    @SuppressWarnings("try") // the silent client stays open while the server waits
+    void aSilentClientTimesOutAtTheDeadline() throws Exception {
+        try (ServerSocket ss = new ServerSocket(0, 8, InetAddress.getLoopbackAddress());
+                java.net.Socket silent = new java.net.Socket(InetAddress.getLoopbackAddress(), ss.getLocalPort())) {
+            long t0 = System.nanoTime();
+            assertThatThrownBy(() -> EndpointExchange.acceptSession(ss, SERVER, Duration.ofMillis(800)))
+                    .isInstanceOf(java.net.SocketTimeoutException.class)
+                    .hasMessageContaining("0 bytes").hasMessageContaining("PT0.8S");
+            assertThat(System.nanoTime() - t0).isBetween(Duration.ofMillis(700).toNanos(), Duration.ofSeconds(5).toNanos());
+            assertServesAWellFormedClientNext(ss);
+        }
+    }
+
+    /**
+     * A slow-loris client sends a well-formed offer one byte every 150 ms: each read returns well within the
+     * timeout, but the whole offer must arrive within it, so the accept ends near the timeout, not after
+     * the minutes the client would take.
+     */
+    @Test
+    void aSlowLorisClientIsCutOffAtTheDeadlineOfTheWholeOffer() throws Exception {
+        byte[] offer = HexFormat.of().parseHex(HEADER + "0064" + "00".repeat(20 * 100)); // 100 regions, 2 KiB
+        try (ServerSocket ss = new ServerSocket(0, 8, InetAddress.getLoopbackAddress());
+                java.net.Socket loris = new java.net.Socket(InetAddress.getLoopbackAddress(), ss.getLocalPort())) {
+            Thread dripper = Thread.ofVirtual().start(() -> {
+                try {
+                    for (byte b : offer) {
+                        loris.getOutputStream().write(b);
+                        loris.getOutputStream().flush();
+                        Thread.sleep(150);
+                    }
+                } catch (IOException | InterruptedException e) {
+                    // the server gave up on it: expected
+                }
+            });
+            CompletableFuture<Throwable> accept = CompletableFuture.supplyAsync(() -> {
+                try {
+                    EndpointExchange.acceptSession(ss, SERVER, Duration.ofSeconds(2)).close();
+                    return null;
+                } catch (IOException e) {
+                    return e;
+                }
+            });
+            long t0 = System.nanoTime();
+            Throwable e = accept.get(20, java.util.concurrent.TimeUnit.SECONDS);
+            assertThat(System.nanoTime() - t0).isLessThan(Duration.ofSeconds(6).toNanos());
+            assertThat(e).isInstanceOf(java.net.SocketTimeoutException.class)
+                    .hasMessageContaining("within PT2S");
+            dripper.interrupt();
+            assertServesAWellFormedClientNext(ss);
+        }
+    }
 }

@@ -136,13 +136,23 @@ final class PingpongExchange {
      * @param local     this side's endpoint
      * @param connector connects the QP to the client before this side answers
      * @return the client's endpoint
-     * @throws PingpongException with the C tool's messages
+     * @throws PingpongException with the C tool's messages; also when the client sends less than its message
+     *                           within {@link BoundedInput#SERVER_TIMEOUT} (the C tool would wait for ever)
      */
     static QpEndpoint server(int port, QpEndpoint local, Connector connector) throws PingpongException {
+        return server(port, local, connector, BoundedInput.SERVER_TIMEOUT);
+    }
+
+    /**
+     * {@link #server(int, QpEndpoint, Connector)} with the time the client has for each of its messages (its
+     * endpoint, then its {@code "done"}): a client silent or slow beyond it fails the exchange.
+     */
+    static QpEndpoint server(int port, QpEndpoint local, Connector connector, java.time.Duration timeout)
+            throws PingpongException {
         Socket conn = acceptOne(port);
         try {
             OutputStream out = conn.getOutputStream();
-            InputStream in = conn.getInputStream();
+            InputStream in = new BoundedInput(conn, timeout);
             byte[] msg;
             try {
                 msg = in.readNBytes(MESSAGE_BYTES);
@@ -163,9 +173,12 @@ final class PingpongExchange {
             try {
                 out.write(encode(local));
                 out.flush();
-                if (in.readNBytes(DONE.length).length != DONE.length) {
+                if (new BoundedInput(conn, timeout).readNBytes(DONE.length).length != DONE.length) {
                     throw new PingpongException("Couldn't send/recv local address");
                 }
+            } catch (java.net.SocketTimeoutException e) {
+                throw new PingpongException("server read: " + e.getMessage() + NL
+                        + "Couldn't send/recv local address", e);
             } catch (IOException e) {
                 throw new PingpongException("Couldn't send/recv local address", e);
             }

@@ -83,10 +83,16 @@ final class SrqPingpongExchange {
      * @throws PingpongException with the C tool's messages
      */
     static QpEndpoint[] server(int port, List<QpEndpoint> local, Connector connector) throws PingpongException {
+        return server(port, local, connector, BoundedInput.SERVER_TIMEOUT);
+    }
+
+    /** {@link #server(int, List, Connector)} with the time the client has for its records, then for its "done". */
+    static QpEndpoint[] server(int port, List<QpEndpoint> local, Connector connector, java.time.Duration timeout)
+            throws PingpongException {
         Socket conn = PingpongExchange.acceptOne(port);
         try {
             OutputStream out = conn.getOutputStream();
-            InputStream in = conn.getInputStream();
+            InputStream in = new BoundedInput(conn, timeout);
             QpEndpoint[] remote = read(in, "server read");
             try {
                 connector.connect(remote);
@@ -100,7 +106,7 @@ final class SrqPingpongExchange {
                 throw new PingpongException("Couldn't send local address", e);
             }
             try {
-                if (in.readNBytes(DONE.length).length != DONE.length) {
+                if (new BoundedInput(conn, timeout).readNBytes(DONE.length).length != DONE.length) {
                     throw new PingpongException("client write: short read");
                 }
             } catch (IOException e) {

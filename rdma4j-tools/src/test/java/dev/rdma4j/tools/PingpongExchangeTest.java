@@ -180,4 +180,93 @@ class PingpongExchangeTest {
                     .hasMessage("Couldn't listen to port " + taken.getLocalPort());
         }
     }
+
+    // ---- hostile clients (issue 12): the server ends with the C tool's messages, within its timeout ----
+
+    /** Runs {@code server(port, A, ..., 2 s)} against a raw client that {@code client} drives; returns the failure. */
+    private static Throwable serverAgainst(java.util.function.Consumer<Socket> client, AtomicReference<QpEndpoint> connected)
+            throws Exception {
+        int port;
+        try (ServerSocket probe = new ServerSocket(0)) {
+            port = probe.getLocalPort();
+        }
+        CompletableFuture<Throwable> server = CompletableFuture.supplyAsync(() -> {
+            try {
+                PingpongExchange.server(port, A, connected::set, java.time.Duration.ofSeconds(2));
+                return null;
+            } catch (PingpongException e) {
+                return e;
+            }
+        });
+        Socket s = null;
+        for (long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20); s == null;) {
+            try {
+                s = new Socket();
+                s.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), port));
+            } catch (java.net.ConnectException e) {
+                s.close();
+                s = null;
+                assertThat(System.nanoTime()).isLessThan(deadline);
+                Thread.onSpinWait();
+            }
+        }
+        try (Socket c = s) {
+            Thread.ofVirtual().start(() -> client.accept(c));
+            return server.get(20, TimeUnit.SECONDS);
+        }
+    }
+
+    private static java.util.function.Consumer<Socket> sends(byte[] bytes, boolean close) {
+        return c -> {
+            try {
+                c.getOutputStream().write(bytes);
+                c.getOutputStream().flush();
+                if (close) {
+                    c.shutdownOutput();
+                }
+            } catch (java.io.IOException e) {
+                // the server closed first
+            }
+        };
+    }
+
+    @Test
+    void serverRefusesMalformedMessagesWithTheCMessages() throws Exception {
+        AtomicReference<QpEndpoint> connected = new AtomicReference<>();
+        assertThat(serverAgainst(sends(new byte[0], true), connected))
+                .hasMessage("server read: short read" + System.lineSeparator() + "0/52: Couldn't read remote address");
+        assertThat(serverAgainst(sends(new byte[20], true), connected))
+                .hasMessageEndingWith("20/52: Couldn't read remote address");
+        byte[] garbage = new byte[52];
+        java.util.Arrays.fill(garbage, (byte) 'z');
+        assertThat(serverAgainst(sends(garbage, true), connected)).hasMessageStartingWith("Malformed remote address");
+        assertThat(connected.get()).as("the QP is connected to nothing malformed").isNull();
+    }
+
+    @Test
+    void serverGivesUpOnASilentOrSlowClientAtItsTimeout() throws Exception {
+        AtomicReference<QpEndpoint> connected = new AtomicReference<>();
+        long t0 = System.nanoTime();
+        assertThat(serverAgainst(sends(new byte[0], false), connected))
+                .hasMessageStartingWith("server read: timed out: the peer sent 0 bytes in 2 s");
+        byte[] msg = PingpongExchange.encode(B);
+        // slow-loris: one byte every 150 ms, 7.8 s for the message; each read is quick, the whole is not
+        assertThat(serverAgainst(c -> {
+            try {
+                for (byte b : msg) {
+                    c.getOutputStream().write(b);
+                    c.getOutputStream().flush();
+                    Thread.sleep(150);
+                }
+            } catch (java.io.IOException | InterruptedException e) {
+                // cut off
+            }
+        }, connected)).hasMessageMatching("(?s)server read: timed out: the peer sent \\d+ bytes in 2 s\\R-1/52: .*");
+        assertThat(System.nanoTime() - t0).isLessThan(TimeUnit.SECONDS.toNanos(12));
+        assertThat(connected.get()).isNull();
+        // a good endpoint, then no "done": the server ends too
+        assertThat(serverAgainst(sends(msg, false), connected)).hasMessage("server read: timed out: the peer sent 0"
+                + " bytes in 2 s" + System.lineSeparator() + "Couldn't send/recv local address");
+        assertThat(connected.get()).isEqualTo(B);
+    }
 }

@@ -16,6 +16,7 @@ import dev.rdma4j.RtrAttributes;
 import dev.rdma4j.RtsAttributes;
 import dev.rdma4j.VerbsException;
 import dev.rdma4j.connect.EndpointExchange;
+import dev.rdma4j.tools.BoundedInput;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
@@ -97,6 +98,12 @@ final class PerfRun {
                 });
             }
             int granted = qps.getFirst().capabilities().maxInlineData();
+            // the set-up (parameters, endpoints) within a deadline: a silent or slow-loris peer cannot hold the
+            // server; the barriers between sizes wait as long as the peer measures (no timeout)
+            io("Couldn't set the socket's timeout", () -> {
+                socket.setSoTimeout((int) BoundedInput.SERVER_TIMEOUT.toMillis());
+                return null;
+            });
             agree(socket);
             List<RemoteRegion> remotes = new ArrayList<>();
             List<String> addresses = new ArrayList<>();
@@ -132,6 +139,10 @@ final class PerfRun {
             addresses.forEach(out::println);
             out.println(PerfReport.LINE);
             out.flush();
+            io("Couldn't set the socket's timeout", () -> {
+                socket.setSoTimeout(0);
+                return null;
+            });
             try (PerfLoops loops = new PerfLoops(p, qps, mr, m, remotes, cq, granted, socket)) {
                 loops.postReceives();
                 sync(socket);
@@ -234,7 +245,7 @@ final class PerfRun {
             DataOutputStream o = new DataOutputStream(socket.getOutputStream());
             o.writeUTF(mine);
             o.flush();
-            return new DataInputStream(socket.getInputStream()).readUTF();
+            return new DataInputStream(new BoundedInput(socket, BoundedInput.SERVER_TIMEOUT)).readUTF();
         });
         if (!mine.equals(theirs)) {
             throw new PerfException("the peer runs '" + theirs + "', this side '" + mine
@@ -271,7 +282,8 @@ final class PerfRun {
         try {
             return v.run();
         } catch (IOException e) {
-            throw new PerfException(failure, e);
+            // say what went wrong with the peer (timed out, closed after N bytes, bad magic, ...)
+            throw new PerfException(failure + ": " + e, e);
         }
     }
 }
