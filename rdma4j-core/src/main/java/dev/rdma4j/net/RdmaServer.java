@@ -360,8 +360,10 @@ public final class RdmaServer implements AutoCloseable {
                 if (cancelled.getAsBoolean()) {
                     throw new java.util.concurrent.CancellationException("accept cancelled");
                 }
-                serverSocket.setSoTimeout((int) Math.max(1, TimeUnit.NANOSECONDS.toMillis(slice)));
                 try {
+                    // inside the try: a close() between two slices makes setSoTimeout fail too ("Socket is
+                    // closed"), and that is the same asynchronous close as one during accept()
+                    serverSocket.setSoTimeout((int) Math.max(1, TimeUnit.NANOSECONDS.toMillis(slice)));
                     s = serverSocket.accept();
                 } catch (SocketTimeoutException e) {
                     // next slice
