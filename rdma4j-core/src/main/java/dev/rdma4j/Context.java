@@ -61,7 +61,7 @@ public final class Context extends NativeResource {
     /** A context over an ibv_context librdmacm opened (it closes it too): close() frees only rdma4j's side. */
     static Context borrow(MemorySegment ibvContext) throws VerbsException {
         MemorySegment ctx = DeviceVerbs.contextSegment(ibvContext);
-        return new Context(Device.byNameOrDefault(DeviceVerbs.deviceName(ctx)), ctx, false);
+        return new Context(DeviceVerbs.deviceOf(ctx), ctx, false);
     }
 
     /**

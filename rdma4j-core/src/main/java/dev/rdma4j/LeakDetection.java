@@ -17,7 +17,8 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <p>The level is the system property {@value #PROPERTY} ({@code disabled}, {@code simple} or {@code paranoid},
  * case-insensitive; {@code false} means {@code disabled} and {@code true} {@code paranoid}); without it,
- * {@link Level#SIMPLE}. The older {@code -Ddev.rdma4j.trackCreation=true} means {@code paranoid}. rdma4j's own
+ * {@link Level#DISABLED}: off by default, as the detector costs a {@link java.lang.ref.Cleaner} registration per
+ * object created. The older {@code -Ddev.rdma4j.trackCreation=true} means {@code paranoid}. rdma4j's own
  * tests run with {@code paranoid}. An object takes the level in force when it is created; the hot paths (posting,
  * polling) never look at it.
  *
@@ -37,10 +38,10 @@ public final class LeakDetection {
 
     /** How much the detector does for each object created. */
     public enum Level {
-        /** Nothing: objects are not watched, leaks are neither reported nor counted. */
+        /** The default: objects are not watched, leaks are neither reported nor counted. */
         DISABLED,
         /**
-         * The default: a leak is logged and counted, naming the object but not where it was created. Costs one
+         * A leak is logged and counted, naming the object but not where it was created. Costs one
          * {@link java.lang.ref.Cleaner} registration per object, and no stack walk.
          */
         SIMPLE,
@@ -58,15 +59,19 @@ public final class LeakDetection {
     }
 
     private static Level initialLevel() {
-        String v = System.getProperty(PROPERTY);
-        if (v == null) {
-            return Boolean.getBoolean("dev.rdma4j.trackCreation") ? Level.PARANOID : Level.SIMPLE;
+        return initialLevel(System.getProperty(PROPERTY), Boolean.getBoolean("dev.rdma4j.trackCreation"));
+    }
+
+    /** The level the properties set: {@value #PROPERTY}'s value (or null) and the older trackCreation flag. */
+    static Level initialLevel(String value, boolean trackCreation) {
+        if (value == null) {
+            return trackCreation ? Level.PARANOID : Level.DISABLED;
         }
-        Level l = parse(v);
+        Level l = parse(value);
         if (l == null) {
-            System.getLogger(LOGGER).log(System.Logger.Level.WARNING, "-D" + PROPERTY + "=" + v
-                    + " is not a level (disabled, simple, paranoid, false, true): using simple");
-            return Level.SIMPLE;
+            System.getLogger(LOGGER).log(System.Logger.Level.WARNING, "-D" + PROPERTY + "=" + value
+                    + " is not a level (disabled, simple, paranoid, false, true): using disabled");
+            return Level.DISABLED;
         }
         return l;
     }

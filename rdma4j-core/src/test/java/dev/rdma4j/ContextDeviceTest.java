@@ -77,6 +77,16 @@ class ContextDeviceTest {
                 assertThat(e.type()).isEqualTo(type.equals("RoCE v2") ? GidType.ROCE_V2 : GidType.ROCE_V1);
                 assertThat(ctx.queryGid(1, e.index())).isEqualTo(e);
             }
+            // the table (one ibv_query_gid_table call) holds exactly the entries that per-index queries find
+            List<GidEntry> perIndex = new java.util.ArrayList<>();
+            for (int i = 0; i < ctx.queryPort(1).gidTableLength(); i++) {
+                try {
+                    perIndex.add(ctx.queryGid(1, i));
+                } catch (VerbsException empty) {
+                    assertThat(empty.errno()).as("index %d", i).isIn(61, 22);
+                }
+            }
+            assertThat(table).containsExactlyElementsOf(perIndex);
             GidEntry best = ctx.bestRoceGid(1);
             assertThat(best.type()).isEqualTo(GidType.ROCE_V2);
             assertThat(best.gid().isIpv4Mapped()).isTrue();

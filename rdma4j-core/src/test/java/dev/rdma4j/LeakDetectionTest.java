@@ -164,6 +164,15 @@ class LeakDetectionTest {
         assertThat(LeakDetection.parse("advanced")).isNull();
     }
 
+    /** Off by default (issue 12: "enabled in tests, off by default"); the older flag still means paranoid. */
+    @Test
+    void withoutThePropertyTheDetectorIsOff() {
+        assertThat(LeakDetection.initialLevel(null, false)).isEqualTo(LeakDetection.Level.DISABLED);
+        assertThat(LeakDetection.initialLevel(null, true)).isEqualTo(LeakDetection.Level.PARANOID);
+        assertThat(LeakDetection.initialLevel("simple", true)).isEqualTo(LeakDetection.Level.SIMPLE);
+        assertThat(LeakDetection.initialLevel("bogus", false)).isEqualTo(LeakDetection.Level.DISABLED);
+    }
+
     /** The build runs every test JVM with the detector at PARANOID (pom.xml, scripts/device-tests). */
     @Test
     void testsRunWithTheDetectorAtParanoid() {

@@ -259,6 +259,8 @@ class RdmaCmDeviceTest {
                     new byte[0], Duration.ofSeconds(30));
             CmConnectionRequest r = request.get(T, TimeUnit.SECONDS);
             Context ctx = r.context();
+            // librdmacm's context names its device (read from ibv_context.device, not by listing devices)
+            assertThat(ctx.device()).isEqualTo(dev.rdma4j.TestDevice.device());
             try (ProtectionDomain pd = ctx.allocateProtectionDomain();
                     CompletionQueue cq = p.engine.createCompletionQueue(ctx, 16);
                     MemoryRegion target = pd.allocate(4096, AccessFlag.LOCAL_WRITE, AccessFlag.REMOTE_WRITE)) {

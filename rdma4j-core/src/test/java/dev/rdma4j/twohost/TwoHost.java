@@ -13,6 +13,8 @@ import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -91,6 +93,34 @@ final class TwoHost {
             Thread.currentThread().interrupt();
             throw new AssertionError(e);
         }
+    }
+
+    /**
+     * Leaves a mark (an empty file) in the directory both hosts share ({@code $RDMA4J_TWO_HOST_SHARED}, on the
+     * host's tree): a signal that needs no network, for when this host's link is down.
+     */
+    static void mark(String name) {
+        try {
+            Path tmp = shared().resolve(name + ".h" + host() + ".tmp");
+            Files.writeString(tmp, Long.toString(System.currentTimeMillis()));
+            Files.move(tmp, shared().resolve(name), java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** Waits for the other host's {@link #mark}; fails after {@code deadline}. */
+    static void awaitMark(String name, Duration deadline) throws InterruptedException {
+        Path p = shared().resolve(name);
+        long end = System.nanoTime() + deadline.toNanos();
+        while (!Files.exists(p)) {
+            assertThat(System.nanoTime()).as("the other host's mark %s within %s", p, deadline).isLessThan(end);
+            Thread.sleep(50);
+        }
+    }
+
+    private static Path shared() {
+        return Path.of(env("RDMA4J_TWO_HOST_SHARED"));
     }
 
     static InetSocketAddress peerAt(int port) {

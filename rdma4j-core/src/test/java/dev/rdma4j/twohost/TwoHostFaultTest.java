@@ -444,6 +444,7 @@ class TwoHostFaultTest {
                 // the receiver's link goes down for good (well beyond the sender's budget)
                 ctl.barrier("ready");
                 TwoHost.link(false);
+                TwoHost.mark("link-down-" + port); // through the shared directory: the wire is down
                 ctl.send("down"); // queued in the socket: TCP delivers it once the link is back
                 Thread.sleep(Math.max(10_000, budget.multipliedBy(4).toMillis()));
                 TwoHost.link(true);
@@ -451,7 +452,7 @@ class TwoHostFaultTest {
                 return;
             }
             ctl.barrier("ready");
-            Thread.sleep(1000); // the receiver's link is down by now (host 1 does it right after the barrier)
+            TwoHost.awaitMark("link-down-" + port, Duration.ofMinutes(2)); // the receiver's link is down
             long t0 = System.nanoTime();
             for (int i = 0; i < sends; i++) {
                 p.qp.postSend(i, p.region, (long) i * size, size);

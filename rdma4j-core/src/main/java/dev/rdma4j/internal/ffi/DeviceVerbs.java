@@ -78,6 +78,10 @@ public final class DeviceVerbs {
         // rdma-core >= 32; the static inline ibv_query_gid_ex passes sizeof(struct ibv_gid_entry).
         static final MethodHandle QUERY_GID_EX = Native.optionalDowncall(L, "_ibv_query_gid_ex",
                 FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_LONG));
+        // rdma-core >= 32: every port's valid entries in one call; the number read, or -errno.
+        // ssize_t _ibv_query_gid_table(context, entries, max_entries, flags, entry_size)
+        static final MethodHandle QUERY_GID_TABLE = Native.optionalDowncall(L, "_ibv_query_gid_table",
+                FunctionDescriptor.of(JAVA_LONG, ADDRESS, ADDRESS, JAVA_LONG, JAVA_INT, JAVA_LONG));
     }
 
     private static H h() {
@@ -99,19 +103,39 @@ public final class DeviceVerbs {
                 MemorySegment array = list.reinterpret(ADDRESS.byteSize() * n);
                 List<Device> out = new ArrayList<>(n);
                 for (int i = 0; i < n; i++) {
-                    MemorySegment dev = array.getAtIndex(ADDRESS, i).reinterpret(IBV_DEVICE.byteSize());
-                    MemorySegment name = (MemorySegment) H.GET_DEVICE_NAME.invokeExact(dev);
-                    long guid = (long) H.GET_DEVICE_GUID.invokeExact(dev);
-                    out.add(new Device(name.reinterpret(64).getString(0), Fields.be64ToHost(guid),
-                            NodeType.of(i32(dev, IBV_DEVICE, "node_type")),
-                            TransportType.of(i32(dev, IBV_DEVICE, "transport_type")),
-                            string(dev, IBV_DEVICE, "ibdev_path")));
+                    out.add(device(array.getAtIndex(ADDRESS, i)));
                 }
                 return List.copyOf(out);
             } finally {
                 H.FREE_DEVICE_LIST.invokeExact(list);
             }
         } catch (VerbsException | RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw Native.rethrow(t);
+        }
+    }
+
+    /** The {@link Device} a {@code struct ibv_device *} describes. */
+    private static Device device(MemorySegment ibvDevice) throws Throwable {
+        MemorySegment dev = ibvDevice.reinterpret(IBV_DEVICE.byteSize());
+        MemorySegment name = (MemorySegment) H.GET_DEVICE_NAME.invokeExact(dev);
+        long guid = (long) H.GET_DEVICE_GUID.invokeExact(dev);
+        return new Device(name.reinterpret(64).getString(0), Fields.be64ToHost(guid),
+                NodeType.of(i32(dev, IBV_DEVICE, "node_type")),
+                TransportType.of(i32(dev, IBV_DEVICE, "transport_type")),
+                string(dev, IBV_DEVICE, "ibdev_path"));
+    }
+
+    /**
+     * The device an open context is on ({@code context->device}), without listing the devices: librdmacm hands
+     * out contexts it opened, one per connection event, and {@code ibv_get_device_list} rescans sysfs each time.
+     */
+    public static Device deviceOf(MemorySegment ctx) {
+        h();
+        try {
+            return device(ctx.get(ADDRESS, CLayouts.offset(IBV_CONTEXT, "device")));
+        } catch (RuntimeException | Error e) {
             throw e;
         } catch (Throwable t) {
             throw Native.rethrow(t);
@@ -174,18 +198,6 @@ public final class DeviceVerbs {
     }
 
     /** The device name of an open context ({@code ibv_get_device_name(context->device)}). */
-    public static String deviceName(MemorySegment ctx) {
-        h();
-        try {
-            MemorySegment dev = ctx.get(ADDRESS, CLayouts.offset(IBV_CONTEXT, "device"));
-            return ((MemorySegment) H.GET_DEVICE_NAME.invokeExact(dev)).reinterpret(64).getString(0);
-        } catch (RuntimeException | Error e) {
-            throw e;
-        } catch (Throwable t) {
-            throw Native.rethrow(t);
-        }
-    }
-
     public static int numCompVectors(MemorySegment ctx) {
         return i32(ctx, IBV_CONTEXT, "num_comp_vectors");
     }
@@ -271,12 +283,30 @@ public final class DeviceVerbs {
     }
 
     public static GidEntry queryGid(MemorySegment ctx, Device device, int port, int index) throws VerbsException {
+        GidEntry e = queryGidOrNull(ctx, device, port, index, true);
+        if (e == null) {
+            throw Native.fail("ibv_query_gid", ENODATA, "port " + port + " index " + index + " is empty");
+        }
+        return e;
+    }
+
+    /**
+     * The entry, or null when it is empty: ENODATA (or EINVAL from older kernels) from {@code ibv_query_gid_ex}, a
+     * zero GID from {@code ibv_query_gid}; other errors throw unless {@code strict} is false and the errno is one of
+     * those.
+     */
+    private static GidEntry queryGidOrNull(MemorySegment ctx, Device device, int port, int index, boolean strict)
+            throws VerbsException {
         try (Arena arena = Arena.ofConfined()) {
             if (H.QUERY_GID_EX != null) {
                 MemorySegment e = arena.allocate(IBV_GID_ENTRY);
                 int rc = (int) H.QUERY_GID_EX.invokeExact(ctx, port, index, e, 0, IBV_GID_ENTRY.byteSize());
                 if (rc != 0) {
-                    throw Native.fail("ibv_query_gid_ex", Native.errorCode(rc, 0), "port " + port + " index " + index);
+                    int errno = Native.errorCode(rc, 0);
+                    if (!strict && (errno == ENODATA || errno == 22)) {
+                        return null;
+                    }
+                    throw Native.fail("ibv_query_gid_ex", errno, "port " + port + " index " + index);
                 }
                 return new GidEntry(port, index, gid(e.asSlice(0, IBV_GID.byteSize())),
                         GidType.of(i32(e, IBV_GID_ENTRY, "gid_type")), i32(e, IBV_GID_ENTRY, "ndev_ifindex"));
@@ -285,12 +315,15 @@ public final class DeviceVerbs {
             MemorySegment g = arena.allocate(IBV_GID);
             int rc = (int) H.QUERY_GID.invokeExact(errno, ctx, (byte) port, index, g);
             if (rc != 0) {
-                throw Native.fail("ibv_query_gid", Native.errorCode(rc, Native.errno(errno)),
-                        "port " + port + " index " + index);
+                int code = Native.errorCode(rc, Native.errno(errno));
+                if (!strict && (code == ENODATA || code == 22)) {
+                    return null;
+                }
+                throw Native.fail("ibv_query_gid", code, "port " + port + " index " + index);
             }
             Gid gid = gid(g);
             if (gid.isZero()) {
-                throw Native.fail("ibv_query_gid", ENODATA, "port " + port + " index " + index + " is empty");
+                return null;
             }
             return new GidEntry(port, index, gid, sysfsGidType(device, port, index), 0);
         } catch (VerbsException | RuntimeException | Error e) {
@@ -300,19 +333,57 @@ public final class DeviceVerbs {
         }
     }
 
+    /**
+     * The port's valid GID entries in index order. With rdma-core 32 or later one {@code ibv_query_gid_table} call
+     * (one system call for every port's table); before, one query per index, the empty ones skipped without an
+     * exception (rxe's table has 1,024 entries, almost all empty: a thrown and caught exception each cost tens of
+     * milliseconds per table in the emulated guest).
+     */
     public static List<GidEntry> gidTable(MemorySegment ctx, Device device, int port) throws VerbsException {
         int length = queryPort(ctx, port).gidTableLength();
+        if (H.QUERY_GID_TABLE != null) {
+            return gidTableInOneCall(ctx, port, length);
+        }
         List<GidEntry> out = new ArrayList<>();
         for (int i = 0; i < length; i++) {
-            try {
-                out.add(queryGid(ctx, device, port, i));
-            } catch (VerbsException e) {
-                if (e.errno() != ENODATA && e.errno() != 22) {
-                    throw e;
-                }
+            GidEntry e = queryGidOrNull(ctx, device, port, i, false);
+            if (e != null) {
+                out.add(e);
             }
         }
         return List.copyOf(out);
+    }
+
+    private static List<GidEntry> gidTableInOneCall(MemorySegment ctx, int port, int length) throws VerbsException {
+        // The table covers every port; the kernel refuses (EINVAL) a max_entries below the number of valid
+        // entries, so a device with several ports may need a larger array.
+        for (long max = Math.max(length, 16);; max *= 2) {
+            try (Arena arena = Arena.ofConfined()) {
+                MemorySegment entries = arena.allocate(IBV_GID_ENTRY, max);
+                long n = (long) H.QUERY_GID_TABLE.invokeExact(ctx, entries, max, 0, IBV_GID_ENTRY.byteSize());
+                if (n >= 0) {
+                    List<GidEntry> out = new ArrayList<>();
+                    for (long k = 0; k < n; k++) {
+                        MemorySegment e = entries.asSlice(k * IBV_GID_ENTRY.byteSize(), IBV_GID_ENTRY);
+                        if (i32(e, IBV_GID_ENTRY, "port_num") == port) {
+                            out.add(new GidEntry(port, i32(e, IBV_GID_ENTRY, "gid_index"),
+                                    gid(e.asSlice(0, IBV_GID.byteSize())),
+                                    GidType.of(i32(e, IBV_GID_ENTRY, "gid_type")),
+                                    i32(e, IBV_GID_ENTRY, "ndev_ifindex")));
+                        }
+                    }
+                    out.sort(java.util.Comparator.comparingInt(GidEntry::index));
+                    return List.copyOf(out);
+                }
+                if (n != -22 || max >= 1L << 20) {
+                    throw Native.fail("ibv_query_gid_table", (int) -n, "max_entries " + max);
+                }
+            } catch (VerbsException | RuntimeException | Error e) {
+                throw e;
+            } catch (Throwable t) {
+                throw Native.rethrow(t);
+            }
+        }
     }
 
     private static Gid gid(MemorySegment g) {
