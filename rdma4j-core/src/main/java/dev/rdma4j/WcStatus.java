@@ -82,6 +82,13 @@ public enum WcStatus {
      * @return the text
      */
     public String text() {
-        return ResourceVerbs.wcStatusStr(code());
+        String t = text; // racy but idempotent: every thread computes the same string
+        if (t == null) {
+            text = t = ResourceVerbs.wcStatusStr(code());
+        }
+        return t;
     }
+
+    /** {@code ibv_wc_status_str}'s text, once asked for (a downcall each time otherwise: every flushed request). */
+    private String text;
 }

@@ -19,6 +19,8 @@ public final class CmListener implements AutoCloseable {
     private final ArrayDeque<CmConnectionRequest> requests = new ArrayDeque<>();
     private final ArrayDeque<CompletableFuture<CmConnectionRequest>> waiting = new ArrayDeque<>();
     private boolean closed;
+    /** The address listened on, with the port rdma_cm chose when asked for port 0. */
+    private final InetSocketAddress localAddress;
     private final java.util.concurrent.CopyOnWriteArrayList<java.util.function.Consumer<CmEvent>> listeners =
             new java.util.concurrent.CopyOnWriteArrayList<>();
 
@@ -29,6 +31,8 @@ public final class CmListener implements AutoCloseable {
             channel.register(id, this::onEvent);
             id.run("rdma_bind_addr", i -> RdmaCm.bindAddr(i, address));
             id.run("rdma_listen", i -> RdmaCm.listen(i, backlog));
+            int port = id.call("rdma_get_src_port", RdmaCm::srcPort);
+            this.localAddress = new InetSocketAddress(address.getAddress(), port);
         } catch (VerbsException | RuntimeException e) {
             try {
                 id.close(null);
@@ -51,6 +55,16 @@ public final class CmListener implements AutoCloseable {
     public static CmListener listen(CmEventChannel channel, InetSocketAddress address, int backlog)
             throws VerbsException {
         return new CmListener(channel, address, backlog);
+    }
+
+    /**
+     * The address it listens on, with the port rdma_cm chose when {@link #listen} was given port 0
+     * ({@code rdma_get_src_port}).
+     *
+     * @return the address
+     */
+    public InetSocketAddress localAddress() {
+        return localAddress;
     }
 
     /**

@@ -151,7 +151,7 @@ public final class RdmaServer implements AutoCloseable {
             if (options.exchange() == RdmaOptions.Exchange.RDMA_CM) {
                 channel = CmEventChannel.create(engine);
                 CmListener l = CmListener.listen(channel, address, options.backlog());
-                return new RdmaServer(options, engine, ownsEngine, address, channel, l, null, null);
+                return new RdmaServer(options, engine, ownsEngine, l.localAddress(), channel, l, null, null);
             }
             ctx = Device.byNameOrDefault(options.device()).open();
             ServerSocket ss = new ServerSocket();
@@ -178,7 +178,7 @@ public final class RdmaServer implements AutoCloseable {
     }
 
     /**
-     * The address it listens on (with the port the system chose, for TCP and port 0).
+     * The address it listens on (with the port the system chose for port 0: rdma_cm's or TCP's).
      *
      * @return the address
      */

@@ -62,6 +62,28 @@ class RdmaConnectionDeviceTest {
         return new RdmaConnection[] {c, accepted.get(T, TimeUnit.SECONDS)};
     }
 
+    /**
+     * Port 0: the system chooses, and {@code localAddress()} says which, over rdma_cm too (it said port 0 there, so
+     * a client had nothing to connect to; a fixed port may meet a client's ephemeral one, EADDRINUSE).
+     */
+    @ParameterizedTest
+    @EnumSource(RdmaOptions.Exchange.class)
+    void aServerOnPortZeroReportsThePortChosenAndServesOnIt(RdmaOptions.Exchange exchange) throws Exception {
+        RdmaOptions o = options(exchange).build();
+        InetSocketAddress any = new InetSocketAddress(address().getAddress(), 0);
+        try (RdmaServer server = RdmaServer.listen(any, o); RdmaServer other = RdmaServer.listen(any, o)) {
+            assertThat(server.localAddress().getAddress()).isEqualTo(any.getAddress());
+            assertThat(server.localAddress().getPort()).isPositive().isNotEqualTo(other.localAddress().getPort());
+            RdmaConnection[] p = pair(server, o);
+            try (RdmaConnection c = p[0]; RdmaConnection s = p[1]) {
+                c.send("port zero".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+                try (Message m = s.receive(Duration.ofSeconds(T))) {
+                    assertThat(new String(m.bytes(), java.nio.charset.StandardCharsets.US_ASCII)).isEqualTo("port zero");
+                }
+            }
+        }
+    }
+
     @ParameterizedTest
     @EnumSource(RdmaOptions.Exchange.class)
     void everyMessageSentBeforeThePeerClosedIsReceivedInOrderThenEof(RdmaOptions.Exchange exchange) throws Exception {

@@ -3,6 +3,7 @@ package dev.rdma4j.internal.ffi;
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_SHORT;
 
 import dev.rdma4j.RdmaUnavailableException;
 import dev.rdma4j.VerbsException;
@@ -122,6 +123,9 @@ public final class RdmaCm {
         static final MethodHandle GET_CM_EVENT = d("rdma_get_cm_event",
                 FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
         static final MethodHandle ACK_CM_EVENT = d("rdma_ack_cm_event", FunctionDescriptor.of(JAVA_INT, ADDRESS));
+        // __be16 rdma_get_src_port(struct rdma_cm_id *id): reads the id's bound address, no system call
+        static final MethodHandle GET_SRC_PORT = Native.downcall(L, "rdma_get_src_port",
+                FunctionDescriptor.of(JAVA_SHORT, ADDRESS), false);
         static final MethodHandle EVENT_STR = Native.downcall(L, "rdma_event_str",
                 FunctionDescriptor.of(ADDRESS, JAVA_INT), false);
 
@@ -191,6 +195,18 @@ public final class RdmaCm {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment sa = sockaddr(a, addr);
             check("rdma_bind_addr", addr.toString(), e -> (int) H.BIND_ADDR.invokeExact(e, id, sa));
+        }
+    }
+
+    /** The port the id is bound to ({@code rdma_get_src_port}), in host order: the one chosen for port 0. */
+    public static int srcPort(MemorySegment id) {
+        lib();
+        try {
+            return Short.toUnsignedInt(Short.reverseBytes((short) H.GET_SRC_PORT.invokeExact(id)));
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw Native.rethrow(t);
         }
     }
 
