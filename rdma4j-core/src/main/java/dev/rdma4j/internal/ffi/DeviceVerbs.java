@@ -197,7 +197,6 @@ public final class DeviceVerbs {
         return ptr.reinterpret(IBV_CONTEXT.byteSize());
     }
 
-    /** The device name of an open context ({@code ibv_get_device_name(context->device)}). */
     public static int numCompVectors(MemorySegment ctx) {
         return i32(ctx, IBV_CONTEXT, "num_comp_vectors");
     }
