@@ -197,6 +197,7 @@ public final class DeviceVerbs {
         return ptr.reinterpret(IBV_CONTEXT.byteSize());
     }
 
+    /** {@code context->num_comp_vectors}: how many completion vectors an open context has. */
     public static int numCompVectors(MemorySegment ctx) {
         return i32(ctx, IBV_CONTEXT, "num_comp_vectors");
     }
