@@ -14,6 +14,8 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import javax.imageio.ImageIO;
 import org.junit.jupiter.api.Tag;
@@ -32,16 +34,28 @@ class PerfDeviceTest {
 
     @Test
     void sendLatencyBothSidesReport() throws Exception {
-        List<Run> runs = pair(18701, "send_lat", "-n", "200", "--warmup", "200");
+        List<Run> runs = pair(18701, "send_lat", "-n", "200", "--warmup", "200", "--warmup-time", "60");
+        List<String> warmups = new ArrayList<>();
         for (Run r : runs) {
-            assertThat(r.out()).as("%s", r).contains("# warm-up: 200 iterations of 2 bytes, not counted");
+            String line = r.out().stream().filter(l -> l.startsWith("# warm-up: ")).findFirst().orElseThrow();
+            Matcher m = Pattern.compile(
+                    "# warm-up: (\\d+) iterations of 2 bytes in (\\d+) rounds, [0-9.]+ s, (until neither side's JIT "
+                            + "compiled for two rounds|stopped at --warmup-time with a JIT still compiling); not counted")
+                    .matcher(line);
+            assertThat(m.matches()).as("%s", r).isTrue();
+            // rounds of 200 until the (shared) JIT was quiet for two rounds: never fewer than two
+            assertThat(Long.parseLong(m.group(1))).isEqualTo(200 * Long.parseLong(m.group(2)));
+            assertThat(Long.parseLong(m.group(2))).isGreaterThanOrEqualTo(2);
+            warmups.add(m.group(1) + "/" + m.group(2));
             assertLatency(r, List.of(2L), 200);
         }
+        assertThat(warmups.get(0)).as("both sides ran the same warm-up rounds").isEqualTo(warmups.get(1));
     }
 
     @Test
     void writeLatencyWithTheCompletionEngine() throws Exception {
-        List<Run> runs = pair(18702, "write_lat", "-s", "32", "-n", "150", "--warmup", "100", "-e");
+        List<Run> runs = pair(18702, "write_lat", "-s", "32", "-n", "150", "--warmup", "100", "--warmup-time", "0",
+                "-e");
         for (Run r : runs) {
             assertThat(r.out()).as("%s", r).contains(" Completions     : CompletionEngine EVENT");
             assertLatency(r, List.of(32L), 150);
@@ -50,33 +64,35 @@ class PerfDeviceTest {
 
     @Test
     void writeBandwidthClientReports() throws Exception {
-        List<Run> runs = pair(18703, "write_bw", "-s", "4096", "-n", "300", "--warmup", "100");
+        List<Run> runs = pair(18703, "write_bw", "-s", "4096", "-n", "300", "--warmup", "100", "--warmup-time", "0");
         assertBandwidth(runs.get(1), List.of(4096L), 300);
         assertThat(rows(runs.get(0))).as("%s", runs.get(0)).isEmpty(); // the server only exposes its memory
     }
 
     @Test
     void readLatency() throws Exception {
-        List<Run> runs = pair(18704, "read_lat", "-s", "64", "-n", "200", "--warmup", "100");
+        List<Run> runs = pair(18704, "read_lat", "-s", "64", "-n", "200", "--warmup", "100", "--warmup-time", "0");
         assertLatency(runs.get(1), List.of(64L), 200);
     }
 
     @Test
     void atomicLatencyCompareAndSwap() throws Exception {
-        List<Run> runs = pair(18705, "atomic_lat", "-A", "CMP_AND_SWAP", "-n", "200", "--warmup", "100");
+        List<Run> runs = pair(18705, "atomic_lat", "-A", "CMP_AND_SWAP", "-n", "200", "--warmup", "100", "--warmup-time", "0");
         assertThat(runs.get(1).out()).as("%s", runs.get(1)).anyMatch(l -> l.contains("Atomic CMP_AND_SWAP Latency Test"));
         assertLatency(runs.get(1), List.of(8L), 200);
     }
 
     @Test
     void atomicLatencyFetchAndAddAdaptive() throws Exception {
-        List<Run> runs = pair(18706, "atomic_lat", "-n", "150", "--warmup", "50", "--mode=adaptive");
+        List<Run> runs = pair(18706, "atomic_lat", "-n", "150", "--warmup", "50", "--warmup-time", "0",
+                "--mode=adaptive");
         assertLatency(runs.get(1), List.of(8L), 150);
     }
 
     @Test
     void sendBandwidthOverTwoQpsBothSidesReport() throws Exception {
-        List<Run> runs = pair(18707, "send_bw", "-q", "2", "-s", "1024", "-n", "200", "-t", "32", "--warmup", "50");
+        List<Run> runs = pair(18707, "send_bw", "-q", "2", "-s", "1024", "-n", "200", "-t", "32", "--warmup", "50",
+                "--warmup-time", "0");
         for (Run r : runs) {
             assertBandwidth(r, List.of(1024L), 400);
         }
@@ -86,7 +102,7 @@ class PerfDeviceTest {
     void writeBandwidthAllSizesWithPlotAndJson() throws Exception {
         Path png = dir.resolve("out.png");
         Path json = dir.resolve("out.json");
-        List<Run> runs = pair(18708, "write_bw", "-a", "--max-size", "4096", "-n", "40", "--warmup", "40",
+        List<Run> runs = pair(18708, "write_bw", "-a", "--max-size", "4096", "-n", "40", "--warmup", "40", "--warmup-time", "0",
                 "--plot", png.toString(), "--json", json.toString());
         List<Long> sizes = Stream.iterate(2L, s -> s <= 4096, s -> s * 2).toList();
         assertBandwidth(runs.get(1), sizes, 40);

@@ -138,8 +138,14 @@ public final class PerfCommand implements Callable<Integer> {
     boolean gbits;
 
     @Option(names = "--warmup", paramLabel = "<iters>", defaultValue = "" + DEFAULT_WARMUP,
-            description = "iterations run before measuring, not counted (default " + DEFAULT_WARMUP + ")")
+            description = "iterations of a warm-up round, run before measuring and not counted (default "
+                    + DEFAULT_WARMUP + "); rounds repeat while either side's JIT compiler is at work, see --warmup-time")
     long warmup;
+
+    @Option(names = "--warmup-time", paramLabel = "<sec>", defaultValue = "" + DEFAULT_WARMUP_SECONDS,
+            description = "repeat warm-up rounds until neither side's JIT compiled anything for two rounds, for at "
+                    + "most <sec> seconds (default " + DEFAULT_WARMUP_SECONDS + "); 0: one round")
+    int warmupSeconds;
 
     @Option(names = "--json", paramLabel = "<file>", description = "write the results to <file> as JSON")
     Path json;
@@ -148,8 +154,13 @@ public final class PerfCommand implements Callable<Integer> {
             + "(bandwidth) against the message size into a PNG")
     Path plot;
 
-    /** Warm-up iterations by default: enough for the guest's C1-only JIT to compile the loops (measured). */
+    /** Iterations of a warm-up round by default. */
     static final long DEFAULT_WARMUP = 1000;
+    /**
+     * The longest warm-up by default: the guest's emulated CPUs need tens of seconds for C2 to compile the loops
+     * of both sides (measured: 10-40 s); a host needs well under one.
+     */
+    static final int DEFAULT_WARMUP_SECONDS = 120;
 
     @Override
     public Integer call() {
@@ -237,6 +248,9 @@ public final class PerfCommand implements Callable<Integer> {
         if (warmup < 0) {
             throw usage("--warmup must be at least 0");
         }
+        if (warmupSeconds < 0 || warmupSeconds > 3600) {
+            throw usage("--warmup-time must be in 0..3600");
+        }
         if (ibPort < 1 || ibPort > 255) {
             throw usage("-i must be in 1..255");
         }
@@ -248,7 +262,7 @@ public final class PerfCommand implements Callable<Integer> {
         }
         PollingMode polling = events ? PollingMode.EVENT : mode == null ? null : mode.polling;
         return new PerfParameters(t, host, device, ibPort, gidIndex, tcpPort, sizes, n, duration == null ? 0 : duration,
-                qps, tx, rxDepth, inl, warmup, atomic, polling, gbits, json, plot,
+                qps, tx, rxDepth, inl, warmup, warmupSeconds, atomic, polling, gbits, json, plot,
                 all && iters == null && duration == null ? PerfParameters.ALL_SIZES_BUDGET : 0);
     }
 

@@ -22,7 +22,10 @@ import java.util.Locale;
  * @param txDepth    {@code -t} send requests outstanding per QP
  * @param rxDepth    receives kept posted (send tests)
  * @param inline     {@code -I}: messages up to this size are sent inline
- * @param warmup     {@code --warmup} iterations before the first size's measurement, not counted
+ * @param warmup     {@code --warmup}: iterations of one warm-up round before the first size's measurement, not
+ *                   counted
+ * @param warmupSeconds {@code --warmup-time}: rounds repeat while a side's JIT compiler is still at work, up to
+ *                   this many seconds; 0 runs one round
  * @param atomic     {@code -A} (atomic tests)
  * @param mode       how completions are waited for: {@code null} to busy-poll the CQ in the measuring thread,
  *                   else through a {@code CompletionEngine} in this mode ({@code -e} is {@code EVENT})
@@ -32,7 +35,7 @@ import java.util.Locale;
  */
 public record PerfParameters(PerfTest test, String host, String device, int ibPort, int gidIndex, int tcpPort,
         List<Long> sizes, long iterations, int duration, int qps, int txDepth, int rxDepth, int inline, long warmup,
-        PerfTest.AtomicOp atomic, PollingMode mode, boolean gbits, Path json, Path plot, long byteBudget) {
+        int warmupSeconds, PerfTest.AtomicOp atomic, PollingMode mode, boolean gbits, Path json, Path plot, long byteBudget) {
 
     /**
      * The bytes one size of {@code -a} moves at most when {@code -n} is not given: perftest runs its 5000

@@ -90,12 +90,14 @@ public final class PerfReport {
     /**
      * The warm-up line.
      *
-     * @param iterations warm-up iterations
-     * @param bytes      their message size
+     * @param w     how the warm-up went
+     * @param bytes its message size
      * @return the line
      */
-    public static String warmup(long iterations, long bytes) {
-        return f("# warm-up: %d iterations of %d bytes, not counted", iterations, bytes);
+    static String warmup(Warmup.Result w, long bytes) {
+        return f("# warm-up: %d iterations of %d bytes in %d rounds, %.1f s, %s; not counted", w.iterations(), bytes,
+                w.rounds(), w.nanos() / 1e9, w.settled() ? "until neither side's JIT compiled for two rounds"
+                        : w.limited() ? "stopped at --warmup-time with a JIT still compiling" : "one round");
     }
 
     /**
@@ -155,8 +157,8 @@ public final class PerfReport {
         }
         b.append(f("  \"qps\": %d,\n  \"tx_depth\": %d,\n  \"inline\": %d,\n  \"mtu\": %d,\n", p.qps(), p.txDepth(),
                 s.inline(), s.mtu()));
-        b.append(f("  \"iterations\": %d,\n  \"duration\": %d,\n  \"warmup\": %d,\n", p.iterations(), p.duration(),
-                p.warmup()));
+        b.append(f("  \"iterations\": %d,\n  \"duration\": %d,\n  \"warmup\": %d,\n  \"warmup_time\": %d,\n",
+                p.iterations(), p.duration(), p.warmup(), p.warmupSeconds()));
         b.append("  \"completions\": \"").append(p.completionMode()).append("\",\n");
         if (!p.test().isLatency()) {
             b.append("  \"bw_unit\": \"").append(p.gbits() ? "Gb/sec" : "MB/sec").append("\",\n");

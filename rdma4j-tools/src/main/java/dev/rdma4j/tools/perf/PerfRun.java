@@ -158,9 +158,11 @@ final class PerfRun {
     private List<Object> measure(PerfLoops loops, Socket socket) throws PerfException {
         boolean report = reports();
         if (p.warmup() > 0) {
-            loops.run(p.sizes().getFirst(), p.warmup(), 0, false);
+            long size = p.sizes().getFirst();
+            Warmup.Result w = new Warmup().run(() -> loops.run(size, p.warmup(), 0, false), p.warmup(),
+                    p.warmupSeconds(), socket);
             sync(socket);
-            out.println(PerfReport.warmup(p.warmup(), p.sizes().getFirst()));
+            out.println(PerfReport.warmup(w, size));
         }
         if (report) {
             out.println(PerfReport.header(p));

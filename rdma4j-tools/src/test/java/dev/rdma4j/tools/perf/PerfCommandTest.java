@@ -32,6 +32,8 @@ class PerfCommandTest {
         assertThat(p.gidIndex()).isEqualTo(-1);
         assertThat(p.mode()).isNull();
         assertThat(p.warmup()).isEqualTo(PerfCommand.DEFAULT_WARMUP);
+        assertThat(p.warmupSeconds()).isEqualTo(PerfCommand.DEFAULT_WARMUP_SECONDS);
+        assertThat(parse("send_lat", "--warmup-time", "0").warmupSeconds()).isZero();
         assertThat(parse("write_lat").inline()).isEqualTo(220);
         assertThat(parse("read_lat").inline()).isZero();
     }
@@ -100,6 +102,8 @@ class PerfCommandTest {
         assertThat(parse("send_lat", "--mode", "adaptive").mode()).isEqualTo(PollingMode.ADAPTIVE);
         assertThat(parse("send_lat", "--mode=event", "-e").mode()).isEqualTo(PollingMode.EVENT);
         assertThatThrownBy(() -> parse("send_lat", "-e", "--mode=busy")).isInstanceOf(ParameterException.class);
+        assertThatThrownBy(() -> parse("send_lat", "--warmup-time", "-1")).isInstanceOf(ParameterException.class)
+                .hasMessageContaining("--warmup-time");
         assertThat(parse("send_lat").completionMode()).isEqualTo("busy polling the CQ");
         assertThat(parse("send_lat", "-e").completionMode()).isEqualTo("CompletionEngine EVENT");
     }

@@ -112,7 +112,13 @@ class PerfReportTest {
         assertThat(PerfReport.address(true, new QpEndpoint(0, 0x11, 0x123456, Gid.ZERO),
                 new RemoteRegion(0x7f0000001000L, 4096, 0x1234)).getFirst()).isEqualTo(
                 " local address: LID 0x0000 QPN 0x000011 PSN 0x123456 RKey 0x00001234 VAddr 0x00007f0000001000");
-        assertThat(PerfReport.warmup(1000, 2)).isEqualTo("# warm-up: 1000 iterations of 2 bytes, not counted");
+        assertThat(PerfReport.warmup(new Warmup.Result(7000, 7, 2_340_000_000L, true, false), 2)).isEqualTo(
+                "# warm-up: 7000 iterations of 2 bytes in 7 rounds, 2.3 s, until neither side's JIT compiled for two"
+                        + " rounds; not counted");
+        assertThat(PerfReport.warmup(new Warmup.Result(1000, 1, 100_000_000L, false, false), 2)).isEqualTo(
+                "# warm-up: 1000 iterations of 2 bytes in 1 rounds, 0.1 s, one round; not counted");
+        assertThat(PerfReport.warmup(new Warmup.Result(90000, 90, 60_000_000_000L, false, true), 64)).contains(
+                "stopped at --warmup-time with a JIT still compiling");
     }
 
     @Test
@@ -122,7 +128,7 @@ class PerfReportTest {
                 List.of(new PerfResults.Latency(2, 1000, 1.5, 20.25, 2.0, 2.5, 0.75, 9.0, 19.0, 400000)));
         assertThat(json).startsWith("{\n").endsWith("}\n").contains("\"test\": \"send_lat\"", "\"side\": \"client\"",
                 "\"completions\": \"CompletionEngine EVENT\"", "\"MsgSize\": 2", "\"t_typical\": 2.000",
-                "\"percentile_99.9\": 19.000", "\"warmup\": 1000");
+                "\"percentile_99.9\": 19.000", "\"warmup\": 1000", "\"warmup_time\": 120");
         String bw = PerfReport.json(parse("write_bw", "--report_gbits"), new PerfReport.Setup("rxe0", "IB", 4096, 0),
                 List.of(new PerfResults.Bandwidth(65536, 5000, 12.5, 10.25, 0.02)));
         assertThat(bw).contains("\"bw_unit\": \"Gb/sec\"", "\"BW_average\": 10.250", "\"side\": \"server\"");
