@@ -100,6 +100,44 @@ public final class PerfReport {
                         : w.limited() ? "stopped at --warmup-time with a JIT still compiling" : "one round");
     }
 
+    /** Where Linux names the clock behind {@code clock_gettime}, and so behind {@code System.nanoTime}. */
+    static final java.nio.file.Path CLOCK_SOURCE =
+            java.nio.file.Path.of("/sys/devices/system/clocksource/clocksource0/current_clocksource");
+    /** Clock sources that {@code clock_gettime} cannot read in user space: each read is a system call. */
+    private static final java.util.Set<String> SLOW_CLOCKS = java.util.Set.of("hpet", "acpi_pm", "pit", "jiffies",
+            "refined-jiffies");
+
+    /**
+     * The kernel's clock source.
+     *
+     * @param file where to read it ({@link #CLOCK_SOURCE})
+     * @return its name, or {@code null} where the file cannot be read (not Linux)
+     */
+    static String clockSource(java.nio.file.Path file) {
+        try {
+            return java.nio.file.Files.readString(file).strip();
+        } catch (java.io.IOException | RuntimeException e) {
+            return null;
+        }
+    }
+
+    /**
+     * A warning when the clock is one that makes every {@code System.nanoTime} a system call: the loops read the
+     * clock once an iteration, as perftest does, but perftest reads the CPU's cycle counter itself, so latencies
+     * would include the difference. Virtual machines whose kernel marked the TSC unstable fall back to the HPET.
+     *
+     * @param source the clock source's name, or {@code null}
+     * @return the line, or {@code null} when the clock is fast or unknown
+     */
+    static String clockWarning(String source) {
+        if (source == null || !SLOW_CLOCKS.contains(source)) {
+            return null;
+        }
+        return "# clock: " + source + ": each System.nanoTime is a system call here (perftest reads the CPU's cycle"
+                + " counter instead), and every figure below includes it; a virtual machine that marked its TSC"
+                + " unstable keeps it with the kernel parameter tsc=reliable";
+    }
+
     /**
      * The table header for a test.
      *

@@ -164,6 +164,10 @@ final class PerfRun {
             sync(socket);
             out.println(PerfReport.warmup(w, size));
         }
+        String clock = PerfReport.clockWarning(PerfReport.clockSource(PerfReport.CLOCK_SOURCE));
+        if (clock != null) {
+            out.println(clock);
+        }
         if (report) {
             out.println(PerfReport.header(p));
         }

@@ -122,6 +122,20 @@ class PerfReportTest {
     }
 
     @Test
+    void aClockThatCostsASystemCallIsReported() throws java.io.IOException {
+        assertThat(PerfReport.clockWarning("hpet")).startsWith("# clock: hpet: each System.nanoTime is a system call")
+                .contains("tsc=reliable");
+        assertThat(PerfReport.clockWarning("acpi_pm")).startsWith("# clock: acpi_pm: ");
+        assertThat(PerfReport.clockWarning("tsc")).isNull();
+        assertThat(PerfReport.clockWarning("kvm-clock")).isNull();
+        assertThat(PerfReport.clockWarning(null)).isNull();
+        Path file = dir.resolve("current_clocksource");
+        java.nio.file.Files.writeString(file, "hpet\n");
+        assertThat(PerfReport.clockSource(file)).isEqualTo("hpet");
+        assertThat(PerfReport.clockSource(dir.resolve("absent"))).isNull();
+    }
+
+    @Test
     void jsonHoldsTheParametersAndRows() {
         PerfParameters p = parse("send_lat", "-e", "srv");
         String json = PerfReport.json(p, new PerfReport.Setup("rxe0", "Ethernet", 1024, 236),
