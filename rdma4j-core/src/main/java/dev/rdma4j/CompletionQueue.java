@@ -28,6 +28,8 @@ public final class CompletionQueue extends NativeResource {
     /** The engine thread that alone may poll, or null. */
     private volatile Thread drivenBy;
     private boolean destroying;
+    /** Set under {@link #pollLock} before the queue is destroyed; {@link #poll} checks it under the lock. */
+    private boolean destroyed;
     private final java.util.concurrent.CopyOnWriteArrayList<java.util.function.Consumer<AsyncEvent>> listeners =
             new java.util.concurrent.CopyOnWriteArrayList<>();
 
@@ -106,11 +108,14 @@ public final class CompletionQueue extends NativeResource {
                     + ": its completions complete futures and go to its fallback handler; polling it here would"
                     + " steal them");
         }
-        acquire(false);
-        pollLock.lock();
+        ensureOpen(); // a plain read: once a close is announced, pollers stop contending for the lock it needs
+        pollLock.lock(); // serialises pollers, and destroy() takes it first: no acquire/release of the counter
         try {
+            if (destroyed) {
+                throw closedError();
+            }
             MemorySegment wcs = completions.segment();
-            int n = DataPath.pollCq(pollFn, handle, completions.capacity(), wcs);
+            int n = DataPath.pollCq(pollFn, handle.address(), completions.capacity(), wcs);
             if (n < 0) {
                 completions.count(0);
                 throw Native.fail("ibv_poll_cq", -n > 1 ? -n : 5, description());
@@ -138,7 +143,6 @@ public final class CompletionQueue extends NativeResource {
             return kept;
         } finally {
             pollLock.unlock();
-            release(false);
         }
     }
 
@@ -282,6 +286,12 @@ public final class CompletionQueue extends NativeResource {
 
     @Override
     void destroy() {
+        pollLock.lock(); // waits for a poll in progress; later ones see the flag
+        try {
+            destroyed = true;
+        } finally {
+            pollLock.unlock();
+        }
         synchronized (eventLock) { // every delivered event must be acknowledged or ibv_destroy_cq blocks
             destroying = true;
             if (unackedEvents > 0) {

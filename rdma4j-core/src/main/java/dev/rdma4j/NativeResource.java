@@ -272,6 +272,15 @@ abstract class NativeResource implements AutoCloseable {
         }
     }
 
+    /**
+     * The exception for a call after the close, with {@link #acquire}'s message: for the hot paths (poll, post),
+     * which instead of {@code acquire}/{@code release} check a flag under the lock their {@link #destroy} takes
+     * first, so that a poll or post costs no atomic read-modify-write of the shared life-cycle counter.
+     */
+    final IllegalStateException closedError() {
+        return new IllegalStateException(description + " is closed");
+    }
+
     /** Ends a call in progress, or a child's life. */
     final void release(boolean child) {
         int kids = child ? children.decrementAndGet() : -1;

@@ -80,6 +80,11 @@ public final class QueuePair extends NativeResource {
     private final WorkRing recvRing;
     private final ReentrantLock sendLock = new ReentrantLock();
     private final ReentrantLock recvLock = new ReentrantLock();
+    /**
+     * Set under {@link #sendLock} and again under {@link #recvLock} before the QP is destroyed; the posts check it
+     * under their lock instead of acquiring the life-cycle counter (no atomic read-modify-write per post).
+     */
+    private boolean destroyed;
     private final SendBatch oneSend;
     private final ReceiveBatch oneRecv;
     private volatile QpState state = QpState.RESET;
@@ -615,9 +620,12 @@ public final class QueuePair extends NativeResource {
         if (n == 0) {
             return 0;
         }
-        acquire(false);
-        sendLock.lock();
+        ensureOpen(); // a plain read: once a close is announced, posters stop contending for the lock it needs
+        sendLock.lock(); // destroy() takes it first: a post in progress keeps the QP alive
         try {
+            if (destroyed) {
+                throw closedError();
+            }
             QpState s = state;
             if (s != QpState.RTS && s != QpState.SQD && s != QpState.SQE && s != QpState.ERROR) {
                 batch.failedIndex = 0;
@@ -634,7 +642,6 @@ public final class QueuePair extends NativeResource {
             return batch.post(sendRing, token, false, postSendFn, handle, badSend, idBase);
         } finally {
             sendLock.unlock();
-            release(false);
         }
     }
 
@@ -685,9 +692,12 @@ public final class QueuePair extends NativeResource {
             throw new IllegalStateException(description() + " #" + qpNumber
                     + " takes its receives from a shared receive queue: post them to the SRQ");
         }
-        acquire(false);
-        recvLock.lock();
+        ensureOpen();
+        recvLock.lock(); // destroy() takes it first
         try {
+            if (destroyed) {
+                throw closedError();
+            }
             if (state == QpState.RESET) {
                 batch.failedIndex = 0;
                 return EINVAL;
@@ -701,7 +711,6 @@ public final class QueuePair extends NativeResource {
             return batch.post(recvRing, token, true, postRecvFn, handle, badRecv);
         } finally {
             recvLock.unlock();
-            release(false);
         }
     }
 
@@ -719,6 +728,7 @@ public final class QueuePair extends NativeResource {
     public void postSend(long wrId, MemoryRegion region, long offset, int length) throws VerbsException {
         sendLock.lock();
         try {
+            refuseIfDestroyed();
             post(oneSend.clear().send(wrId, region, offset, length));
         } finally {
             sendLock.unlock();
@@ -744,6 +754,7 @@ public final class QueuePair extends NativeResource {
         }
         sendLock.lock();
         try {
+            refuseIfDestroyed();
             post(oneSend.clear().sendInline(wrId, data));
         } finally {
             sendLock.unlock();
@@ -764,6 +775,7 @@ public final class QueuePair extends NativeResource {
     public void postReceive(long wrId, MemoryRegion region, long offset, int length) throws VerbsException {
         recvLock.lock();
         try {
+            refuseIfDestroyed();
             post(oneRecv.clear().receive(wrId, region, offset, length));
         } finally {
             recvLock.unlock();
@@ -845,8 +857,23 @@ public final class QueuePair extends NativeResource {
         }
     }
 
+    /** Under {@link #sendLock} or {@link #recvLock}. */
+    private void refuseIfDestroyed() {
+        if (destroyed) {
+            throw closedError();
+        }
+    }
+
     @Override
     void destroy() {
+        for (ReentrantLock l : new ReentrantLock[] {sendLock, recvLock}) { // one at a time: no lock order to keep
+            l.lock(); // a post in progress ends first; later ones see the flag (written under each lock)
+            try {
+                destroyed = true;
+            } finally {
+                l.unlock();
+            }
+        }
         try {
             context.unregister(handle.address());
             withCqsLocked(() -> {

@@ -200,7 +200,7 @@ abstract sealed class RequestBatch implements AutoCloseable permits SendBatch, R
         }
         WorkRing.publish();
         badWr.set(java.lang.foreign.ValueLayout.JAVA_LONG, 0, 0L);
-        int rc = dev.rdma4j.internal.ffi.DataPath.post(fn, queue, wrs, badWr);
+        int rc = dev.rdma4j.internal.ffi.DataPath.post(fn, queue.address(), wrs, badWr.address());
         if (rc != 0) {
             int bad = indexOf(badWr.get(java.lang.foreign.ValueLayout.ADDRESS, 0), wrSize());
             failedIndex = bad;

@@ -52,6 +52,8 @@ public final class SharedReceiveQueue extends NativeResource {
     private final Arena arena = Arena.ofShared();
     private final MemorySegment badWr = arena.allocate(ValueLayout.ADDRESS);
     private final ReentrantLock postLock = new ReentrantLock();
+    /** Set under {@link #postLock} before the SRQ is destroyed; posts check it under the lock (no acquire). */
+    private boolean destroyed;
     private final ReceiveBatch one;
     private final CopyOnWriteArrayList<Consumer<AsyncEvent>> listeners = new CopyOnWriteArrayList<>();
     private volatile SlotTable slots;
@@ -220,9 +222,11 @@ public final class SharedReceiveQueue extends NativeResource {
             return 0;
         }
         ensureUsable();
-        acquire(false);
-        postLock.lock();
+        postLock.lock(); // destroy() takes it first: a post in progress keeps the SRQ alive
         try {
+            if (destroyed) {
+                throw closedError();
+            }
             SlotTable table = slots;
             for (int i = 0; i < n; i++) {
                 if (batch.sgeCounts[i] > maxSge) {
@@ -233,7 +237,6 @@ public final class SharedReceiveQueue extends NativeResource {
             return batch.post(table, token, true, postFn, handle, badWr);
         } finally {
             postLock.unlock();
-            release(false);
         }
     }
 
@@ -251,6 +254,9 @@ public final class SharedReceiveQueue extends NativeResource {
     public void postReceive(long wrId, MemoryRegion region, long offset, int length) throws VerbsException {
         postLock.lock();
         try {
+            if (destroyed) {
+                throw closedError();
+            }
             post(one.clear().receive(wrId, region, offset, length));
         } finally {
             postLock.unlock();
@@ -363,6 +369,12 @@ public final class SharedReceiveQueue extends NativeResource {
 
     @Override
     void destroy() {
+        postLock.lock(); // a post in progress ends first; later ones see the flag
+        try {
+            destroyed = true;
+        } finally {
+            postLock.unlock();
+        }
         context.unregister(handle.address());
         WorkRequestIds.unregister(token);
         try {
