@@ -92,7 +92,7 @@ pingpong_case() {
 }
 
 status=0
-echo "perf-compare: $rounds rounds, interleaved rdma4j / C, in $(uname -r), clock source $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null || echo unknown); results in $out" >&2
+echo "perf-compare: $rounds rounds, interleaved rdma4j / C, in $(uname -r), clock source $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null || echo unknown), idle $(grep -o 'idle=[a-z]*' /proc/cmdline || echo 'halts (no idle=)'); results in $out" >&2
 perf_case "send_lat 64 B" 64 "t_typical:5" "send_lat -s 64" "ib_send_lat -s 64" || status=1
 perf_case "send_lat 4 KiB" 4096 "t_typical:5" "send_lat -s 4096" "ib_send_lat -s 4096" || status=1
 perf_case "write_lat 64 B" 64 "t_typical:5" "write_lat -s 64" "ib_write_lat -s 64" || status=1

@@ -1,0 +1,196 @@
+package dev.rdma4j;
+
+import dev.rdma4j.internal.ffi.DataPath;
+import dev.rdma4j.internal.ffi.WcView;
+import dev.rdma4j.internal.ffi.WrView;
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
+import java.lang.reflect.Field;
+import java.util.concurrent.TimeUnit;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+
+/**
+ * The floor under {@code perf read_lat}: one 64-byte RDMA READ on a loopback RC pair, posted and polled until its
+ * completion, three ways in one JVM: {@link #api} through rdma4j ({@code SendBatch}, {@code QueuePair.tryPost},
+ * {@code CompletionQueue.poll}); {@link #raw} with the downcalls rdma4j makes ({@code DataPath.post} and
+ * {@code DataPath.pollCq}: handles as {@code long}s, the request and completion arrays as segments) on a request
+ * encoded once, none of rdma4j's book-keeping; {@link #rawLong} through downcall handles that take every pointer
+ * as a {@code long}. {@code api} against {@code raw} is what rdma4j's layers cost a round trip; {@code raw} against
+ * a C loop doing the same ({@code ib_read_lat}) is what the JVM and FFM cost; {@link #rawLongAfterGap} shows what
+ * the guest charges for any work done between a completion and the next post. A device benchmark in package
+ * {@code dev.rdma4j} (the class path), since it reaches past the API for the handles.
+ */
+@State(Scope.Thread)
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.NANOSECONDS)
+@SuppressWarnings("restricted")
+public class ReadLoopDeviceBench {
+    private static final MethodHandle POST_LONG = Linker.nativeLinker().downcallHandle(
+            FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG,
+                    ValueLayout.JAVA_LONG), Linker.Option.critical(false));
+    private static final MethodHandle POLL_LONG = Linker.nativeLinker().downcallHandle(
+            FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT,
+                    ValueLayout.JAVA_LONG), Linker.Option.critical(false));
+
+    static final long GAP_NS = 5_000;
+
+    private Context ctx;
+    private ProtectionDomain pd;
+    private CompletionQueue cqA;
+    private CompletionQueue cqB;
+    private QueuePair a;
+    private QueuePair b;
+    private MemoryRegion mr;
+    private RemoteRegion remote;
+    private SendBatch send;
+    private WorkCompletions wcs;
+    private Arena arena;
+    private MemorySegment wr;
+    private MemorySegment badWr;
+    private MemorySegment wc;
+    private MemorySegment postFn;
+    private MemorySegment pollFn;
+    private MemorySegment qpHandle;
+    private MemorySegment cqHandle;
+    private long wrAddr;
+    private long badWrAddr;
+    private long wcAddr;
+    private long qpAddr;
+    private long cqAddr;
+
+    @Setup(Level.Trial)
+    public void setUp() throws Exception {
+        ctx = Device.byNameOrDefault(null).open();
+        pd = ctx.allocateProtectionDomain();
+        cqA = ctx.createCompletionQueue(64);
+        cqB = ctx.createCompletionQueue(64);
+        a = QueuePair.builder(pd, QpType.RC).completionQueue(cqA).capacity(16, 16).build();
+        b = QueuePair.builder(pd, QpType.RC).completionQueue(cqB).capacity(16, 16).build();
+        QpEndpoint ea = a.localEndpoint(0x1111);
+        QpEndpoint eb = b.localEndpoint(0x2222);
+        a.connect(eb, 0x1111);
+        b.connect(ea, 0x2222);
+        mr = pd.allocate(1 << 16, AccessFlag.LOCAL_WRITE, AccessFlag.REMOTE_WRITE, AccessFlag.REMOTE_READ);
+        remote = mr.remote();
+        send = new SendBatch(1, 1);
+        wcs = new WorkCompletions(1);
+
+        arena = Arena.ofShared();
+        MemorySegment sge = arena.allocate(WrView.SGE_SIZE, 8);
+        WrView.sge(sge, 0, mr.segment().address(), 64, mr.lkey());
+        wr = arena.allocate(WrView.SEND_SIZE, 8);
+        WrView.send(wr, 0, sge.address(), WrView.WR_RDMA_READ, WrView.SEND_SIGNALED, 0);
+        WrView.sendNumSge(wr, 0, 1);
+        WrView.rdma(wr, 0, mr.segment().address() + 4096, mr.rkey());
+        badWr = arena.allocate(ValueLayout.ADDRESS);
+        wc = arena.allocate(WcView.SIZE * 4, 8);
+        postFn = DataPath.op(ctx.handle(), "post_send");
+        pollFn = DataPath.op(ctx.handle(), "poll_cq");
+        qpHandle = (MemorySegment) field(QueuePair.class, "handle").get(a);
+        cqHandle = cqA.handle();
+        wrAddr = wr.address();
+        badWrAddr = badWr.address();
+        wcAddr = wc.address();
+        qpAddr = qpHandle.address();
+        cqAddr = cqHandle.address();
+    }
+
+    private static Field field(Class<?> c, String name) throws NoSuchFieldException {
+        Field f = c.getDeclaredField(name);
+        f.setAccessible(true);
+        return f;
+    }
+
+    @TearDown(Level.Trial)
+    public void tearDown() {
+        send.close();
+        wcs.close();
+        a.close();
+        b.close();
+        cqA.close();
+        cqB.close();
+        mr.close();
+        pd.close();
+        ctx.close();
+        arena.close();
+    }
+
+    /** Through rdma4j's API, as {@code perf read_lat} does. */
+    @Benchmark
+    public int api() throws VerbsException {
+        send.clear().read(0, mr, 0, 64, remote, 4096);
+        int rc = a.tryPost(send);
+        if (rc != 0) {
+            throw new IllegalStateException("tryPost: errno " + rc);
+        }
+        int n;
+        while ((n = cqA.poll(wcs)) == 0) {
+            Thread.onSpinWait();
+        }
+        if (!wcs.isSuccess(0)) {
+            throw new IllegalStateException("completion failed: " + wcs.status(0));
+        }
+        return n;
+    }
+
+    /** The same two downcalls rdma4j makes, nothing else. */
+    @Benchmark
+    public int raw() {
+        int rc = DataPath.post(postFn, qpAddr, wr, badWrAddr);
+        if (rc != 0) {
+            throw new IllegalStateException("post: errno " + rc);
+        }
+        int n;
+        while ((n = DataPath.pollCq(pollFn, cqAddr, 4, wc)) == 0) {
+            Thread.onSpinWait();
+        }
+        if (n < 0 || WcView.status(wc, 0) != 0) {
+            throw new IllegalStateException("poll: " + n + ", status " + WcView.status(wc, 0));
+        }
+        return n;
+    }
+
+    /**
+     * {@link #rawLong} after {@value #GAP_NS} ns of spinning before each post: what work between a completion and
+     * the next post costs. In the TCG guest without {@code idle=poll} the vCPU that runs rxe's kernel work halts
+     * in that gap and takes ~30 us to wake, so this costs far more than the gap; with {@code idle=poll}
+     * ({@code scripts/softroce --kernel-args idle=poll}) about the gap.
+     */
+    @Benchmark
+    public int rawLongAfterGap() throws Throwable {
+        long until = System.nanoTime() + GAP_NS;
+        while (System.nanoTime() < until) {
+            Thread.onSpinWait();
+        }
+        return rawLong();
+    }
+
+    /** The two downcalls with {@code long} arguments (no segment to unwrap per call). */
+    @Benchmark
+    public int rawLong() throws Throwable {
+        int rc = (int) POST_LONG.invokeExact(postFn, qpAddr, wrAddr, badWrAddr);
+        if (rc != 0) {
+            throw new IllegalStateException("post: errno " + rc);
+        }
+        int n;
+        while ((n = (int) POLL_LONG.invokeExact(pollFn, cqAddr, 4, wcAddr)) == 0) {
+            Thread.onSpinWait();
+        }
+        if (n < 0 || WcView.status(wc, 0) != 0) {
+            throw new IllegalStateException("poll: " + n + ", status " + WcView.status(wc, 0));
+        }
+        return n;
+    }
+}
