@@ -25,9 +25,24 @@ await_port() {
 }
 
 # one run: the server ($1, a command without the address) in the background, then the client; prints the
-# client's output (and the server's after a failure)
+# client's output (and the server's after a failure). A run that hangs (the client still running after
+# RUN_TIMEOUT s: C's ib_send_lat -e did once, 600 s without output) is ended, said, and run once more.
+RUN_TIMEOUT=${PERF_COMPARE_RUN_TIMEOUT:-240}
 run_pair() {
-	local server=$1 client=$2 log="$out/last"
+	local attempt
+	for attempt in 1 2; do
+		run_pair_once "$@"
+		case $? in
+		0) return 0 ;;
+		124) echo "perf-compare: timed out after ${RUN_TIMEOUT} s (attempt $attempt of 2): $2" >&2 ;;
+		*) return 1 ;;
+		esac
+	done
+	return 1
+}
+
+run_pair_once() {
+	local server=$1 client=$2 log="$out/last" rc
 	port=$((port + 1))
 	$server -p "$port" >"$log.server" 2>&1 &
 	local spid=$!
@@ -37,12 +52,14 @@ run_pair() {
 		kill "$spid" 2>/dev/null
 		return 1
 	fi
-	if ! timeout 600 $client -p "$port" "$ip" >"$log.client" 2>&1; then
-		echo "perf-compare: failed: $client" >&2
+	timeout "$RUN_TIMEOUT" $client -p "$port" "$ip" >"$log.client" 2>&1
+	rc=$?
+	if ((rc != 0)); then
+		echo "perf-compare: failed (status $rc): $client" >&2
 		cat "$log.client" "$log.server" >&2
 		kill "$spid" 2>/dev/null
 		wait "$spid" 2>/dev/null
-		return 1
+		return $((rc == 124 ? 124 : 1))
 	fi
 	timeout 60 tail --pid="$spid" -f /dev/null 2>/dev/null || kill "$spid" 2>/dev/null
 	wait "$spid" 2>/dev/null
@@ -61,7 +78,7 @@ record() { # case metric impl round value
 
 # perftest-style case: name, size, metric columns ("t_typical:5" or "bw:4 msgrate:5"), rdma4j args, C tool + args
 perf_case() {
-	local name=$1 size=$2 metrics=$3 args=$4 ctool=$5 r impl out_text
+	local name=$1 size=$2 metrics=$3 args=$4 ctool=$5 r impl out_text t0=$SECONDS
 	for ((r = 1; r <= rounds; r++)); do
 		for impl in rdma4j C; do
 			if [ "$impl" = rdma4j ]; then
@@ -74,10 +91,11 @@ perf_case() {
 			done
 		done
 	done
+	echo "perf-compare: $name: $rounds rounds in $((SECONDS - t0)) s" >&2
 }
 
 pingpong_case() {
-	local r impl out_text
+	local r impl out_text t0=$SECONDS
 	for ((r = 1; r <= rounds; r++)); do
 		for impl in rdma4j C; do
 			if [ "$impl" = rdma4j ]; then
@@ -89,6 +107,7 @@ pingpong_case() {
 				"$(sed -n 's/.* = \([0-9.]*\) usec\/iter.*/\1/p' <<<"$out_text" | tail -n 1)" || return 1
 		done
 	done
+	echo "perf-compare: rc_pingpong: $rounds rounds in $((SECONDS - t0)) s" >&2
 }
 
 status=0
