@@ -1,5 +1,6 @@
 package dev.rdma4j;
 
+import dev.rdma4j.bench.LoopbackPair;
 import dev.rdma4j.internal.ffi.DataPath;
 import dev.rdma4j.internal.ffi.WcView;
 import dev.rdma4j.internal.ffi.WrView;
@@ -46,12 +47,9 @@ public class ReadLoopDeviceBench {
 
     static final long GAP_NS = 5_000;
 
-    private Context ctx;
-    private ProtectionDomain pd;
+    private LoopbackPair lb;
     private CompletionQueue cqA;
-    private CompletionQueue cqB;
     private QueuePair a;
-    private QueuePair b;
     private MemoryRegion mr;
     private RemoteRegion remote;
     private SendBatch send;
@@ -72,17 +70,10 @@ public class ReadLoopDeviceBench {
 
     @Setup(Level.Trial)
     public void setUp() throws Exception {
-        ctx = Device.byNameOrDefault(null).open();
-        pd = ctx.allocateProtectionDomain();
-        cqA = ctx.createCompletionQueue(64);
-        cqB = ctx.createCompletionQueue(64);
-        a = QueuePair.builder(pd, QpType.RC).completionQueue(cqA).capacity(16, 16).build();
-        b = QueuePair.builder(pd, QpType.RC).completionQueue(cqB).capacity(16, 16).build();
-        QpEndpoint ea = a.localEndpoint(0x1111);
-        QpEndpoint eb = b.localEndpoint(0x2222);
-        a.connect(eb, 0x1111);
-        b.connect(ea, 0x2222);
-        mr = pd.allocate(1 << 16, AccessFlag.LOCAL_WRITE, AccessFlag.REMOTE_WRITE, AccessFlag.REMOTE_READ);
+        lb = new LoopbackPair(16, null);
+        a = lb.a;
+        cqA = lb.cqA;
+        mr = lb.mr;
         remote = mr.remote();
         send = new SendBatch(1, 1);
         wcs = new WorkCompletions(1);
@@ -96,8 +87,8 @@ public class ReadLoopDeviceBench {
         WrView.rdma(wr, 0, mr.segment().address() + 4096, mr.rkey());
         badWr = arena.allocate(ValueLayout.ADDRESS);
         wc = arena.allocate(WcView.SIZE * 4, 8);
-        postFn = DataPath.op(ctx.handle(), "post_send");
-        pollFn = DataPath.op(ctx.handle(), "poll_cq");
+        postFn = DataPath.op(lb.ctx.handle(), "post_send");
+        pollFn = DataPath.op(lb.ctx.handle(), "poll_cq");
         qpHandle = (MemorySegment) field(QueuePair.class, "handle").get(a);
         cqHandle = cqA.handle();
         wrAddr = wr.address();
@@ -117,13 +108,7 @@ public class ReadLoopDeviceBench {
     public void tearDown() {
         send.close();
         wcs.close();
-        a.close();
-        b.close();
-        cqA.close();
-        cqB.close();
-        mr.close();
-        pd.close();
-        ctx.close();
+        lb.close();
         arena.close();
     }
 

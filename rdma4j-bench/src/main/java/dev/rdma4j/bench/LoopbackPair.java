@@ -16,18 +16,32 @@ import dev.rdma4j.engine.CompletionEngine;
 /**
  * Two RC queue pairs on one device connected to each other (the device loops back), public API only: a CQ
  * each (the engine's when one is given), one region for everything. The device is {@code RDMA4J_DEVICE}, else
- * the first.
+ * the first. Public for the benchmarks in package {@code dev.rdma4j} too; not thread-safe.
  */
-final class LoopbackPair implements AutoCloseable {
-    final Context ctx;
-    final ProtectionDomain pd;
-    final CompletionQueue cqA;
-    final CompletionQueue cqB;
-    final QueuePair a;
-    final QueuePair b;
-    final MemoryRegion mr;
+public final class LoopbackPair implements AutoCloseable {
+    /** The device's context. */
+    public final Context ctx;
+    /** The protection domain of everything. */
+    public final ProtectionDomain pd;
+    /** Queue pair {@link #a}'s CQ. */
+    public final CompletionQueue cqA;
+    /** Queue pair {@link #b}'s CQ. */
+    public final CompletionQueue cqB;
+    /** One side, connected to {@link #b}. */
+    public final QueuePair a;
+    /** The other side. */
+    public final QueuePair b;
+    /** 1 MiB, local write, remote read and write. */
+    public final MemoryRegion mr;
 
-    LoopbackPair(int depth, CompletionEngine engine) throws VerbsException {
+    /**
+     * Opens the device, connects the pair.
+     *
+     * @param depth  each queue's capacity
+     * @param engine the engine whose CQs to use, or null for plain CQs
+     * @throws VerbsException if a verb fails
+     */
+    public LoopbackPair(int depth, CompletionEngine engine) throws VerbsException {
         ctx = Device.byNameOrDefault(null).open();
         pd = ctx.allocateProtectionDomain();
         int cqSize = 2 * depth + 16;
