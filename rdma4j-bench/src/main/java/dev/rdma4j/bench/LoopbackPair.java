@@ -42,13 +42,27 @@ public final class LoopbackPair implements AutoCloseable {
      * @throws VerbsException if a verb fails
      */
     public LoopbackPair(int depth, CompletionEngine engine) throws VerbsException {
+        this(depth, engine, 0);
+    }
+
+    /**
+     * Opens the device, connects the pair, whose QPs take {@code maxInlineData} bytes inline.
+     *
+     * @param depth         each queue's capacity
+     * @param engine        the engine whose CQs to use, or null for plain CQs
+     * @param maxInlineData {@code cap.max_inline_data} of both QPs
+     * @throws VerbsException if a verb fails
+     */
+    public LoopbackPair(int depth, CompletionEngine engine, int maxInlineData) throws VerbsException {
         ctx = Device.byNameOrDefault(null).open();
         pd = ctx.allocateProtectionDomain();
         int cqSize = 2 * depth + 16;
         cqA = engine != null ? engine.createCompletionQueue(ctx, cqSize) : ctx.createCompletionQueue(cqSize);
         cqB = engine != null ? engine.createCompletionQueue(ctx, cqSize) : ctx.createCompletionQueue(cqSize);
-        a = QueuePair.builder(pd, QpType.RC).completionQueue(cqA).capacity(depth, depth).build();
-        b = QueuePair.builder(pd, QpType.RC).completionQueue(cqB).capacity(depth, depth).build();
+        a = QueuePair.builder(pd, QpType.RC).completionQueue(cqA).capacity(depth, depth).maxInlineData(maxInlineData)
+                .build();
+        b = QueuePair.builder(pd, QpType.RC).completionQueue(cqB).capacity(depth, depth).maxInlineData(maxInlineData)
+                .build();
         QpEndpoint ea = a.localEndpoint(0x1111);
         QpEndpoint eb = b.localEndpoint(0x2222);
         a.connect(eb, 0x1111);
