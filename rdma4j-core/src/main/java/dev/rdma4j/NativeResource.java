@@ -11,7 +11,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <p>One counter does it all: {@code >= 0} counts live children plus calls in progress, {@code -1}
  * is closed, and the {@code CLOSING} bit, set by the one {@code close()} that won, refuses new calls
  * while those in progress finish. A call in progress keeps the handle alive, so no native call can race
- * a destroy, and callers acquiring in a tight loop cannot starve a close.
+ * a destroy, and callers acquiring in a tight loop cannot starve a close. The hot calls (poll, post) do not
+ * count themselves: they read the counter (refused once a close is announced), then check a flag under the
+ * lock that serialises them anyway, which the subclass's {@link #destroy} takes first ({@link #closedError}).
  *
  * <p>Posted work requests pin the regions and address handles they use on a striped count instead
  * ({@link #pin(int)}): each work queue increments a stripe of its own, so queue pairs posting from different
