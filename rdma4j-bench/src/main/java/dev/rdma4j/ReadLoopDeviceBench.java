@@ -10,7 +10,6 @@ import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
-import java.lang.reflect.Field;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -60,8 +59,6 @@ public class ReadLoopDeviceBench {
     private MemorySegment wc;
     private MemorySegment postFn;
     private MemorySegment pollFn;
-    private MemorySegment qpHandle;
-    private MemorySegment cqHandle;
     private long wrAddr;
     private long badWrAddr;
     private long wcAddr;
@@ -89,19 +86,11 @@ public class ReadLoopDeviceBench {
         wc = arena.allocate(WcView.SIZE * 4, 8);
         postFn = DataPath.op(lb.ctx.handle(), "post_send");
         pollFn = DataPath.op(lb.ctx.handle(), "poll_cq");
-        qpHandle = (MemorySegment) field(QueuePair.class, "handle").get(a);
-        cqHandle = cqA.handle();
         wrAddr = wr.address();
         badWrAddr = badWr.address();
         wcAddr = wc.address();
-        qpAddr = qpHandle.address();
-        cqAddr = cqHandle.address();
-    }
-
-    private static Field field(Class<?> c, String name) throws NoSuchFieldException {
-        Field f = c.getDeclaredField(name);
-        f.setAccessible(true);
-        return f;
+        qpAddr = RawDowncalls.qpAddress(a);
+        cqAddr = cqA.handle().address();
     }
 
     @TearDown(Level.Trial)
@@ -133,18 +122,7 @@ public class ReadLoopDeviceBench {
     /** The same two downcalls rdma4j makes, nothing else. */
     @Benchmark
     public int raw() {
-        int rc = DataPath.post(postFn, qpAddr, wr, badWrAddr);
-        if (rc != 0) {
-            throw new IllegalStateException("post: errno " + rc);
-        }
-        int n;
-        while ((n = DataPath.pollCq(pollFn, cqAddr, 4, wc)) == 0) {
-            Thread.onSpinWait();
-        }
-        if (n < 0 || WcView.status(wc, 0) != 0) {
-            throw new IllegalStateException("poll: " + n + ", status " + WcView.status(wc, 0));
-        }
-        return n;
+        return RawDowncalls.postAndAwait(postFn, qpAddr, wr, badWrAddr, pollFn, cqAddr, wc);
     }
 
     /**
@@ -167,14 +145,14 @@ public class ReadLoopDeviceBench {
     public int rawLong() throws Throwable {
         int rc = (int) POST_LONG.invokeExact(postFn, qpAddr, wrAddr, badWrAddr);
         if (rc != 0) {
-            throw new IllegalStateException("post: errno " + rc);
+            throw new IllegalStateException("ibv_post_send: errno " + rc);
         }
         int n;
         while ((n = (int) POLL_LONG.invokeExact(pollFn, cqAddr, 4, wcAddr)) == 0) {
             Thread.onSpinWait();
         }
         if (n < 0 || WcView.status(wc, 0) != 0) {
-            throw new IllegalStateException("poll: " + n + ", status " + WcView.status(wc, 0));
+            throw new IllegalStateException("ibv_poll_cq: " + n + ", status " + WcView.status(wc, 0));
         }
         return n;
     }

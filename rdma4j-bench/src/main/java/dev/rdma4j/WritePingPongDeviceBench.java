@@ -8,7 +8,6 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.VarHandle;
-import java.lang.reflect.Field;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -81,9 +80,7 @@ public class WritePingPongDeviceBench {
             this.src = src;
             postFn = DataPath.op(lb.ctx.handle(), "post_send");
             pollFn = DataPath.op(lb.ctx.handle(), "poll_cq");
-            Field handle = QueuePair.class.getDeclaredField("handle");
-            handle.setAccessible(true);
-            qpAddress = ((MemorySegment) handle.get(qp)).address();
+            qpAddress = RawDowncalls.qpAddress(qp);
             cqAddress = cq.handle().address();
             MemorySegment sge = arena.allocate(WrView.SGE_SIZE, 8);
             WrView.sge(sge, 0, buf.address() + src, 64, mr.lkey());
@@ -123,17 +120,7 @@ public class WritePingPongDeviceBench {
                     throw new IllegalStateException("completion failed: " + wcs.status(0));
                 }
             } else {
-                int rc = DataPath.post(postFn, qpAddress, wr, badWr);
-                if (rc != 0) {
-                    throw new IllegalStateException("post: errno " + rc);
-                }
-                int n;
-                while ((n = DataPath.pollCq(pollFn, cqAddress, 4, wc)) == 0) {
-                    Thread.onSpinWait();
-                }
-                if (n < 0 || WcView.status(wc, 0) != 0) {
-                    throw new IllegalStateException("poll: " + n + ", status " + WcView.status(wc, 0));
-                }
+                RawDowncalls.postAndAwait(postFn, qpAddress, wr, badWr, pollFn, cqAddress, wc);
             }
         }
 
