@@ -113,6 +113,38 @@ class PerfDeviceTest {
         assertThat(doc.split("\"MsgSize\"", -1)).hasSize(sizes.size() + 1);
     }
 
+    /**
+     * {@code bin/rdma4j perf write_bw -a --plot out.png} on a host without a device: bin/rdma4j boots a guest with
+     * {@code RDMA4J_AUTO_GUEST} set, where the lone command runs both sides (the server a child JVM, which must not
+     * itself go loopback) and prints the client's table. Run here as a process with that variable, as the guest
+     * runs it.
+     */
+    @Test
+    void aloneInTheGuestBinRdma4jBootsBothSidesRun() throws Exception {
+        Path png = dir.resolve("alone.png");
+        List<String> cmd = new ArrayList<>();
+        cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        cmd.addAll(java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments());
+        cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), Main.class.getName(), "perf", "write_bw",
+                "-a", "--max-size", "1024", "-n", "40", "--warmup", "40", "--warmup-time", "0", "-p", "18710",
+                "--plot", png.toString()));
+        Run r = finish(ToolRuns.process(dir, "perf alone", cmd, java.util.Map.of("RDMA4J_AUTO_GUEST", "1")));
+        assertThat(r.status()).as("%s", r).isZero();
+        assertThat(r.out()).as("%s", r).contains(
+                "# no RDMA device on the host: both sides run in this Soft-RoCE guest (--loopback)");
+        assertBandwidth(r, Stream.iterate(2L, s -> s <= 1024, s -> s * 2).toList(), 40);
+        BufferedImage img = ImageIO.read(png.toFile());
+        assertThat(img).as("a PNG at %s", png).isNotNull();
+    }
+
+    @Test
+    void loopbackRunsBothSides() throws Exception {
+        Run r = finish(ToolRuns.java("loopback", List.of("perf", "read_lat", "--loopback", "-n", "50", "--warmup",
+                "20", "--warmup-time", "0", "-p", "18711")));
+        assertThat(r.status()).as("%s", r).isZero();
+        assertLatency(r, List.of(2L), 50);
+    }
+
     @Test
     void sidesThatDisagreeBothFail() throws Exception {
         List<Run> runs = pair(18709, List.of("send_lat", "-n", "100"), List.of("send_lat", "-n", "200"));

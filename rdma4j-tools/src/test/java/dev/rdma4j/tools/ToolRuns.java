@@ -65,9 +65,17 @@ final class ToolRuns {
 
     /** Runs a C tool as a process, its output in files under {@code dir}; killed after the deadline. */
     static CompletableFuture<Run> process(Path dir, String who, List<String> cmd) throws IOException {
+        return process(dir, who, cmd, java.util.Map.of());
+    }
+
+    /** Like {@link #process(Path, String, List)}, with {@code env} added to the process's environment. */
+    static CompletableFuture<Run> process(Path dir, String who, List<String> cmd, java.util.Map<String, String> env)
+            throws IOException {
         Path out = Files.createTempFile(dir, "out", ".txt");
         Path err = Files.createTempFile(dir, "err", ".txt");
-        Process p = new ProcessBuilder(cmd).redirectOutput(out.toFile()).redirectError(err.toFile()).start();
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectOutput(out.toFile()).redirectError(err.toFile());
+        pb.environment().putAll(env);
+        Process p = pb.start();
         return p.onExit().thenApply(done -> {
             try {
                 return new Run(who, done.exitValue(), Files.readAllLines(out), Files.readString(err));

@@ -23,7 +23,9 @@ import picocli.CommandLine.Spec;
 @Command(name = "perf", mixinStandardHelpOptions = true, exitCodeOnInvalidInput = 1, sortOptions = false,
         description = {"RDMA performance tests like perftest's ib_* tools: TEST is send_lat, send_bw, write_lat, "
                 + "write_bw, read_lat, read_bw or atomic_lat. Without <server> start a server and wait for the "
-                + "client; with <server> connect to it. Both sides take the same options.",
+                + "client; with <server> connect to it. Both sides take the same options. With --loopback (and "
+                + "always in the Soft-RoCE guest that bin/rdma4j boots on a host without a device, where no "
+                + "client could reach a server) both sides run here.",
                 "Latency is half a round trip for send and write (ping-pong), a full one for read and atomic; "
                         + "bandwidth counts payload bytes (MB = 2^20 bytes)."})
 public final class PerfCommand implements Callable<Integer> {
@@ -147,6 +149,16 @@ public final class PerfCommand implements Callable<Integer> {
                     + "most <sec> seconds (default " + DEFAULT_WARMUP_SECONDS + "); 0: one round")
     int warmupSeconds;
 
+    @Option(names = "--connect-timeout", paramLabel = "<sec>", defaultValue = "" + DEFAULT_CONNECT_SECONDS,
+            description = "the client retries connecting for up to <sec> seconds while the server is not listening "
+                    + "yet (default " + DEFAULT_CONNECT_SECONDS + "), so both sides may be started at once")
+    int connectSeconds;
+
+    @Option(names = "--loopback", description = "run both sides on this machine: the server in a child JVM, this "
+            + "process its client over 127.0.0.1, which prints the results (the default in the Soft-RoCE guest "
+            + "that bin/rdma4j boots for a host without an RDMA device)")
+    boolean loopback;
+
     @Option(names = "--json", paramLabel = "<file>", description = "write the results to <file> as JSON")
     Path json;
 
@@ -161,6 +173,10 @@ public final class PerfCommand implements Callable<Integer> {
      * of both sides (measured: 10-40 s); a host needs well under one.
      */
     static final int DEFAULT_WARMUP_SECONDS = 120;
+    /** Set by bin/rdma4j in the guest it boots for a host without a device: perf then runs both sides there. */
+    static final String AUTO_GUEST_ENV = "RDMA4J_AUTO_GUEST";
+    /** How long a client retries connecting by default. */
+    static final int DEFAULT_CONNECT_SECONDS = 10;
 
     @Override
     public Integer call() {
@@ -168,6 +184,13 @@ public final class PerfCommand implements Callable<Integer> {
         PrintWriter err = spec.commandLine().getErr();
         PerfParameters p = parameters();
         try {
+            if (!p.isClient() && (loopback || System.getenv(AUTO_GUEST_ENV) != null)) {
+                if (!loopback) {
+                    out.println("# no RDMA device on the host: both sides run in this Soft-RoCE guest (--loopback)");
+                }
+                return PerfLoopback.run(p, PerfLoopback.afterCommand(spec.commandLine().getParseResult().originalArgs()),
+                        out, err);
+            }
             new PerfRun(p, out).run();
             return 0;
         } catch (PerfException e) {
@@ -251,6 +274,12 @@ public final class PerfCommand implements Callable<Integer> {
         if (warmupSeconds < 0 || warmupSeconds > 3600) {
             throw usage("--warmup-time must be in 0..3600");
         }
+        if (loopback && host != null) {
+            throw usage("--loopback runs the server itself: give no <server>");
+        }
+        if (connectSeconds < 0 || connectSeconds > 3600) {
+            throw usage("--connect-timeout must be in 0..3600");
+        }
         if (ibPort < 1 || ibPort > 255) {
             throw usage("-i must be in 1..255");
         }
@@ -262,7 +291,7 @@ public final class PerfCommand implements Callable<Integer> {
         }
         PollingMode polling = events ? PollingMode.EVENT : mode == null ? null : mode.polling;
         return new PerfParameters(t, host, device, ibPort, gidIndex, tcpPort, sizes, n, duration == null ? 0 : duration,
-                qps, tx, rxDepth, inl, warmup, warmupSeconds, atomic, polling, gbits, json, plot,
+                qps, tx, rxDepth, inl, warmup, warmupSeconds, connectSeconds, atomic, polling, gbits, json, plot,
                 all && iters == null && duration == null ? PerfParameters.ALL_SIZES_BUDGET : 0);
     }
 

@@ -26,6 +26,8 @@ import java.util.Locale;
  *                   counted
  * @param warmupSeconds {@code --warmup-time}: rounds repeat while a side's JIT compiler is still at work, up to
  *                   this many seconds; 0 runs one round
+ * @param connectSeconds {@code --connect-timeout}: how long the client retries connecting while the server is not
+ *                   listening yet; 0 tries once
  * @param atomic     {@code -A} (atomic tests)
  * @param mode       how completions are waited for: {@code null} to busy-poll the CQ in the measuring thread,
  *                   else through a {@code CompletionEngine} in this mode ({@code -e} is {@code EVENT})
@@ -35,7 +37,7 @@ import java.util.Locale;
  */
 public record PerfParameters(PerfTest test, String host, String device, int ibPort, int gidIndex, int tcpPort,
         List<Long> sizes, long iterations, int duration, int qps, int txDepth, int rxDepth, int inline, long warmup,
-        int warmupSeconds, PerfTest.AtomicOp atomic, PollingMode mode, boolean gbits, Path json, Path plot, long byteBudget) {
+        int warmupSeconds, int connectSeconds, PerfTest.AtomicOp atomic, PollingMode mode, boolean gbits, Path json, Path plot, long byteBudget) {
 
     /**
      * The bytes one size of {@code -a} moves at most when {@code -n} is not given: perftest runs its 5000
@@ -84,6 +86,19 @@ public record PerfParameters(PerfTest test, String host, String device, int ibPo
             s.add(v);
         }
         return s;
+    }
+
+    /**
+     * These parameters for the client of a server on this machine ({@code --loopback}).
+     *
+     * @param server         the server's address
+     * @param connectSeconds how long to retry connecting while the server starts
+     * @return the client's parameters; everything else as given
+     */
+    public PerfParameters asClientOf(String server, int connectSeconds) {
+        return new PerfParameters(test, server, device, ibPort, gidIndex, tcpPort, sizes, iterations, duration, qps,
+                txDepth, rxDepth, inline, warmup, warmupSeconds, connectSeconds, atomic, mode, gbits, json, plot,
+                byteBudget);
     }
 
     /**

@@ -41,8 +41,6 @@ import java.util.concurrent.locks.LockSupport;
  * messages come from {@code [0, M)}, the peer's writes, sends and atomics land in {@code [M, 2M)}.
  */
 final class PerfRun {
-    /** How long a client retries connecting while the server is not listening yet. */
-    private static final long CONNECT_RETRY_NS = 10_000_000_000L;
     private final PerfParameters p;
     private final PrintWriter out;
 
@@ -223,24 +221,37 @@ final class PerfRun {
                     return s;
                 }
             }
-            long deadline = System.nanoTime() + CONNECT_RETRY_NS;
-            while (true) {
-                Socket s = new Socket();
-                try {
-                    s.connect(new InetSocketAddress(p.host(), p.tcpPort()));
-                    s.setTcpNoDelay(true);
-                    return s;
-                } catch (ConnectException e) {
-                    s.close();
-                    if (System.nanoTime() > deadline) {
-                        throw e;
-                    }
-                    LockSupport.parkNanos(100_000_000); // the server is not listening yet
-                }
-            }
+            return connectRetrying(new InetSocketAddress(p.host(), p.tcpPort()), p.connectSeconds());
         } catch (IOException e) {
             throw new PerfException(p.isClient() ? "Couldn't connect to " + p.host() + ":" + p.tcpPort()
                     : "Couldn't listen to port " + p.tcpPort(), e);
+        }
+    }
+
+    /**
+     * Connects to {@code server}, retrying every 100 ms while nothing listens there (connection refused), for up to
+     * {@code seconds}.
+     *
+     * @param server  the server's address
+     * @param seconds how long to retry; 0 tries once
+     * @return the connected socket, with {@code TCP_NODELAY}
+     * @throws IOException the last refusal once the time is up, or any other failure at once
+     */
+    static Socket connectRetrying(InetSocketAddress server, int seconds) throws IOException {
+        long deadline = System.nanoTime() + seconds * 1_000_000_000L;
+        while (true) {
+            Socket s = new Socket();
+            try {
+                s.connect(server);
+                s.setTcpNoDelay(true);
+                return s;
+            } catch (ConnectException e) {
+                s.close();
+                if (System.nanoTime() - deadline >= 0) {
+                    throw e;
+                }
+                LockSupport.parkNanos(100_000_000); // the server is not listening yet
+            }
         }
     }
 

@@ -34,6 +34,8 @@ class PerfCommandTest {
         assertThat(p.warmup()).isEqualTo(PerfCommand.DEFAULT_WARMUP);
         assertThat(p.warmupSeconds()).isEqualTo(PerfCommand.DEFAULT_WARMUP_SECONDS);
         assertThat(parse("send_lat", "--warmup-time", "0").warmupSeconds()).isZero();
+        assertThat(p.connectSeconds()).isEqualTo(PerfCommand.DEFAULT_CONNECT_SECONDS);
+        assertThat(parse("send_lat", "--connect-timeout", "120").connectSeconds()).isEqualTo(120);
         assertThat(parse("write_lat").inline()).isEqualTo(220);
         assertThat(parse("read_lat").inline()).isZero();
     }
@@ -104,6 +106,8 @@ class PerfCommandTest {
         assertThatThrownBy(() -> parse("send_lat", "-e", "--mode=busy")).isInstanceOf(ParameterException.class);
         assertThatThrownBy(() -> parse("send_lat", "--warmup-time", "-1")).isInstanceOf(ParameterException.class)
                 .hasMessageContaining("--warmup-time");
+        assertThatThrownBy(() -> parse("send_lat", "--connect-timeout", "-1")).isInstanceOf(ParameterException.class)
+                .hasMessageContaining("--connect-timeout");
         assertThat(parse("send_lat").completionMode()).isEqualTo("busy polling the CQ");
         assertThat(parse("send_lat", "-e").completionMode()).isEqualTo("CompletionEngine EVENT");
     }
