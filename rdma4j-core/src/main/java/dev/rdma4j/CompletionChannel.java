@@ -90,7 +90,13 @@ public final class CompletionChannel extends NativeResource {
             if (cq < 0) {
                 throw Native.fail("ibv_get_cq_event", (int) -cq, description());
             }
-            for (CompletionQueue q : queues) {
+            for (int i = 0, n = queues.size(); i < n; i++) { // indexed: no iterator on the engine's path
+                CompletionQueue q;
+                try {
+                    q = queues.get(i);
+                } catch (IndexOutOfBoundsException removedMeanwhile) {
+                    break;
+                }
                 if (q.handle().address() == cq) {
                     q.eventReceived();
                     return q;

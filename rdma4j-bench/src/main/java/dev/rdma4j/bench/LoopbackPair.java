@@ -12,6 +12,7 @@ import dev.rdma4j.QueuePair;
 import dev.rdma4j.VerbsException;
 import dev.rdma4j.WorkCompletions;
 import dev.rdma4j.engine.CompletionEngine;
+import dev.rdma4j.engine.CompletionHandler;
 
 /**
  * Two RC queue pairs on one device connected to each other (the device loops back), public API only: a CQ
@@ -54,11 +55,26 @@ public final class LoopbackPair implements AutoCloseable {
      * @throws VerbsException if a verb fails
      */
     public LoopbackPair(int depth, CompletionEngine engine, int maxInlineData) throws VerbsException {
+        this(depth, engine, maxInlineData, null);
+    }
+
+    /**
+     * Opens the device, connects the pair; with {@code handler}, the engine's CQs hand their completions to it
+     * ({@link CompletionEngine#createCompletionQueueWithHandler}).
+     *
+     * @param depth         each queue's capacity
+     * @param engine        the engine whose CQs to use, or null for plain CQs
+     * @param maxInlineData {@code cap.max_inline_data} of both QPs
+     * @param handler       the CQs' completion handler (needs {@code engine}), or null
+     * @throws VerbsException if a verb fails
+     */
+    public LoopbackPair(int depth, CompletionEngine engine, int maxInlineData, CompletionHandler handler)
+            throws VerbsException {
         ctx = Device.byNameOrDefault(null).open();
         pd = ctx.allocateProtectionDomain();
         int cqSize = 2 * depth + 16;
-        cqA = engine != null ? engine.createCompletionQueue(ctx, cqSize) : ctx.createCompletionQueue(cqSize);
-        cqB = engine != null ? engine.createCompletionQueue(ctx, cqSize) : ctx.createCompletionQueue(cqSize);
+        cqA = cq(engine, handler, cqSize);
+        cqB = cq(engine, handler, cqSize);
         a = QueuePair.builder(pd, QpType.RC).completionQueue(cqA).capacity(depth, depth).maxInlineData(maxInlineData)
                 .build();
         b = QueuePair.builder(pd, QpType.RC).completionQueue(cqB).capacity(depth, depth).maxInlineData(maxInlineData)
@@ -68,6 +84,14 @@ public final class LoopbackPair implements AutoCloseable {
         a.connect(eb, 0x1111);
         b.connect(ea, 0x2222);
         mr = pd.allocate(1 << 20, AccessFlag.LOCAL_WRITE, AccessFlag.REMOTE_WRITE, AccessFlag.REMOTE_READ);
+    }
+
+    private CompletionQueue cq(CompletionEngine engine, CompletionHandler handler, int size) throws VerbsException {
+        if (engine == null) {
+            return ctx.createCompletionQueue(size);
+        }
+        return handler != null ? engine.createCompletionQueueWithHandler(ctx, size, handler)
+                : engine.createCompletionQueue(ctx, size);
     }
 
     /** Polls {@code cq} until {@code n} completions came, all successful. */

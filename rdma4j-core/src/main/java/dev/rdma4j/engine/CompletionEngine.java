@@ -93,18 +93,24 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
     private final int maxEvents = 64;
     private volatile boolean running = true;
     private int work; // completions dispatched in this turn (poll modes: whether to idle)
+    /** What a {@link CompletionHandler} is given: one view, pointed at each completion in turn. */
+    private final CompletionView view = new CompletionView();
+    /** {@link #pruneDead()}'s test. */
+    private final java.util.function.Predicate<Driven> dead = this::forgetIfDead;
 
     /** A CQ the engine drains. */
     private static final class Driven {
         final CompletionQueue cq;
         final Consumer<WorkCompletion> fallback;
+        final CompletionHandler handler;
         boolean ready;
         boolean broken;
         int eventsSinceAck;
 
-        Driven(CompletionQueue cq, Consumer<WorkCompletion> fallback) {
+        Driven(CompletionQueue cq, Consumer<WorkCompletion> fallback, CompletionHandler handler) {
             this.cq = cq;
             this.fallback = fallback;
+            this.handler = handler;
         }
     }
 
@@ -189,12 +195,32 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
      */
     public CompletionQueue createCompletionQueue(Context ctx, int minSize, Consumer<WorkCompletion> fallback)
             throws VerbsException {
+        return create(ctx, minSize, fallback, null);
+    }
+
+    /**
+     * Like {@link #createCompletionQueue(Context, int, Consumer)}, with a handler that reads each such completion
+     * in place ({@link CompletionView}, valid during the call): nothing is allocated per completion.
+     *
+     * @param ctx      the context
+     * @param minSize  the least number of entries
+     * @param handler  called on the engine thread with each completion that is not an {@link AsyncQueuePair}'s
+     * @return the queue
+     * @throws VerbsException if a verb fails
+     */
+    public CompletionQueue createCompletionQueueWithHandler(Context ctx, int minSize, CompletionHandler handler)
+            throws VerbsException {
+        return create(ctx, minSize, null, java.util.Objects.requireNonNull(handler, "handler"));
+    }
+
+    private CompletionQueue create(Context ctx, int minSize, Consumer<WorkCompletion> fallback,
+            CompletionHandler handler) throws VerbsException {
         ensureOpen();
         CompletionChannel ch = channelFor(ctx);
         CompletionQueue cq = ctx.createCompletionQueue(minSize, ch, 0);
         try {
             call(() -> {
-                Driven d = new Driven(cq, fallback);
+                Driven d = new Driven(cq, fallback, handler);
                 driven.add(d);
                 drivenCqs.add(cq);
                 ACCESS.drive(cq, thread); // polling it by hand would race the engine: refused from now on
@@ -748,6 +774,8 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
                 // routed by the queue pair the core recorded for the request, never by the caller's wr_id
                 if (ACCESS.driver(wcs, i) instanceof AsyncQueuePair.Driver owner) {
                     owner.owner().complete(wcs.wrId(i), wcs, i); // false: a request failed meanwhile (reset)
+                } else if (d.handler != null) {
+                    deliverToHandler(d, i);
                 } else if (d.fallback != null) {
                     deliverToFallback(d, i);
                 }
@@ -786,6 +814,17 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
         });
     }
 
+    private void deliverToHandler(Driven d, int i) {
+        view.at(wcs, i);
+        try {
+            d.handler.onCompletion(view);
+        } catch (RuntimeException e) {
+            callbackFailed("the completion handler of " + d.cq, e);
+        } finally {
+            view.release();
+        }
+    }
+
     private void deliverToFallback(Driven d, int i) {
         try {
             d.fallback.accept(wcs.get(i));
@@ -795,13 +834,15 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
     }
 
     private void pruneDead() {
-        driven.removeIf(d -> {
-            if (d.broken || d.cq.isClosed()) {
-                drivenCqs.remove(d.cq);
-                return true;
-            }
-            return false;
-        });
+        driven.removeIf(dead); // one predicate for the engine's life: no lambda allocated each turn
+    }
+
+    private boolean forgetIfDead(Driven d) {
+        if (d.broken || d.cq.isClosed()) {
+            drivenCqs.remove(d.cq);
+            return true;
+        }
+        return false;
     }
 
     private int runTasks() {

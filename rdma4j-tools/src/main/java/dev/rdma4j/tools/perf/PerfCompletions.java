@@ -4,9 +4,9 @@ import dev.rdma4j.CompletionQueue;
 import dev.rdma4j.Context;
 import dev.rdma4j.VerbsException;
 import dev.rdma4j.WcStatus;
-import dev.rdma4j.WorkCompletion;
 import dev.rdma4j.WorkCompletions;
 import dev.rdma4j.engine.CompletionEngine;
+import dev.rdma4j.engine.CompletionView;
 import dev.rdma4j.engine.PollingMode;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
@@ -160,11 +160,11 @@ abstract sealed class PerfCompletions implements AutoCloseable {
             this.ringWrId = new long[size];
             this.ringReceive = new boolean[size];
             this.ringStatus = new WcStatus[size];
-            this.cq = engine.createCompletionQueue(ctx, entries, this::deliver);
+            this.cq = engine.createCompletionQueueWithHandler(ctx, entries, this::deliver);
         }
 
         /** On the engine thread: the CQ holds at most {@code entries} completions, the ring twice that. */
-        private void deliver(WorkCompletion wc) {
+        private void deliver(CompletionView wc) {
             long t = tail.get();
             int i = (int) (t & mask);
             ringWrId[i] = wc.wrId();

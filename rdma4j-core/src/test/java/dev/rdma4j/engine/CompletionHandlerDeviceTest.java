@@ -1,0 +1,120 @@
+package dev.rdma4j.engine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.rdma4j.CompletionQueue;
+import dev.rdma4j.Context;
+import dev.rdma4j.MemoryRegion;
+import dev.rdma4j.ProtectionDomain;
+import dev.rdma4j.QueuePair;
+import dev.rdma4j.TestDevice;
+import dev.rdma4j.WcOpcode;
+import dev.rdma4j.WorkCompletion;
+import java.util.List;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@link CompletionEngine#createCompletionQueueWithHandler}: the engine hands each completion of a plain queue
+ * pair to the handler in place, on its thread; the view refuses use after the call; a throwing handler is
+ * counted and the engine goes on.
+ */
+@Tag("device")
+class CompletionHandlerDeviceTest {
+    private static final long T = 120;
+
+    /** What the handler saw of one completion, read during the call. */
+    record Seen(long wrId, boolean receive, WcOpcode opcode, int bytes, boolean onEngineThread) {
+    }
+
+    @Test
+    void theHandlerReadsEachCompletionInPlaceOnTheEngineThread() throws Exception {
+        ConcurrentLinkedQueue<Seen> seen = new ConcurrentLinkedQueue<>();
+        AtomicReference<CompletionView> kept = new AtomicReference<>();
+        AtomicReference<WorkCompletion> copy = new AtomicReference<>();
+        try (Context ctx = TestDevice.device().open();
+             CompletionEngine engine = CompletionEngine.builder().name("test-engine-handler").build();
+             ProtectionDomain pd = ctx.allocateProtectionDomain()) {
+            CompletionQueue cq = engine.createCompletionQueueWithHandler(ctx, 256, v -> {
+                seen.add(new Seen(v.wrId(), v.isReceive(), v.opcode(), v.byteLength(), engine.inEngineThread()));
+                kept.set(v);
+                copy.set(v.toCompletion());
+            });
+            QueuePair[] qp = CompletionRoutingDeviceTest.connectedPair(pd, cq, 32);
+            try (MemoryRegion mem = pd.allocate(1 << 16, EnginePair.ALL)) {
+                int n = 20;
+                for (int i = 0; i < n; i++) {
+                    qp[1].postReceive(1000 + i, mem, 4096 + 64L * i, 64);
+                }
+                for (int i = 0; i < n; i++) {
+                    qp[0].postSend(i, mem, 0, 8 + i);
+                }
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(T);
+                while (seen.size() < 2 * n && System.nanoTime() < deadline) {
+                    Thread.sleep(10);
+                }
+                List<Seen> all = List.copyOf(seen);
+                assertThat(all).hasSize(2 * n);
+                assertThat(all).allMatch(Seen::onEngineThread);
+                List<Seen> sends = all.stream().filter(s -> !s.receive()).toList();
+                List<Seen> recvs = all.stream().filter(Seen::receive).toList();
+                assertThat(sends).extracting(Seen::wrId).containsExactlyElementsOf(
+                        java.util.stream.LongStream.range(0, n).boxed().toList());
+                assertThat(sends).allMatch(s -> s.opcode() == WcOpcode.SEND);
+                assertThat(recvs).extracting(Seen::wrId).containsExactlyElementsOf(
+                        java.util.stream.LongStream.range(1000, 1000 + n).boxed().toList());
+                assertThat(recvs).extracting(Seen::bytes).containsExactlyElementsOf(
+                        java.util.stream.IntStream.range(8, 8 + n).boxed().toList());
+                assertThatThrownBy(() -> kept.get().wrId()).as("the view after its call")
+                        .isInstanceOf(IllegalStateException.class).hasMessageContaining("only during");
+                assertThat(copy.get()).as("the copy outlives the call").isNotNull();
+                assertThat(copy.get().wrId()).isIn(n - 1L, 1000L + n - 1);
+            } finally {
+                qp[0].close();
+                qp[1].close();
+                cq.close();
+            }
+        }
+    }
+
+    @Test
+    void aThrowingHandlerIsCountedAndTheEngineGoesOn() throws Exception {
+        AtomicInteger calls = new AtomicInteger();
+        try (Context ctx = TestDevice.device().open();
+             CompletionEngine engine = CompletionEngine.builder().name("test-engine-handler-throws").build();
+             ProtectionDomain pd = ctx.allocateProtectionDomain()) {
+            CompletionQueue cq = engine.createCompletionQueueWithHandler(ctx, 64, v -> {
+                calls.incrementAndGet();
+                throw new IllegalStateException("a handler that fails (wr_id " + v.wrId() + ")");
+            });
+            QueuePair[] qp = CompletionRoutingDeviceTest.connectedPair(pd, cq, 16);
+            try (MemoryRegion mem = pd.allocate(1 << 12, EnginePair.ALL)) {
+                long before = engine.callbackFailures();
+                for (int i = 0; i < 4; i++) {
+                    qp[1].postReceive(i, mem, 1024 + 64L * i, 64);
+                    qp[0].postSend(i, mem, 0, 8);
+                }
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(T);
+                while (calls.get() < 8 && System.nanoTime() < deadline) {
+                    Thread.sleep(10);
+                }
+                assertThat(calls.get()).as("every completion reached the handler").isEqualTo(8);
+                assertThat(engine.callbackFailures() - before).isEqualTo(8);
+                assertThat(engine.isTerminated()).isFalse();
+            } finally {
+                qp[0].close();
+                qp[1].close();
+                cq.close();
+            }
+        }
+        try (CompletionEngine e = CompletionEngine.builder().name("test-engine-handler-null").build()) {
+            assertThatThrownBy(() -> e.createCompletionQueueWithHandler(null, 1, null))
+                    .isInstanceOf(NullPointerException.class).hasMessageContaining("handler");
+        }
+    }
+}
