@@ -83,7 +83,7 @@ public final class CompletionChannel extends NativeResource {
     public synchronized CompletionQueue nextEvent() throws VerbsException {
         acquire(false);
         try {
-            long cq = EventVerbs.getCqEvent(handle, scratch);
+            long cq = EventVerbs.getCqEvent(handle, fd, scratch);
             if (cq == 0) {
                 return null;
             }

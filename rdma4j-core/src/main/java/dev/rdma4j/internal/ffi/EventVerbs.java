@@ -23,6 +23,9 @@ public final class EventVerbs {
         static final SymbolLookup L = Libibverbs.lookup();
         static final MethodHandle GET_CQ_EVENT = Native.downcall(L, "ibv_get_cq_event",
                 FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS), true);
+        /** Without errno capture (which allocates per call under C1): tried first, see {@code getCqEvent}. */
+        static final MethodHandle GET_CQ_EVENT_PLAIN = Native.downcall(L, "ibv_get_cq_event",
+                FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS), false);
         static final MethodHandle ACK_CQ_EVENTS = Native.downcall(L, "ibv_ack_cq_events",
                 FunctionDescriptor.ofVoid(ADDRESS, JAVA_INT), false);
         static final MethodHandle GET_ASYNC_EVENT = Native.downcall(L, "ibv_get_async_event",
@@ -39,22 +42,36 @@ public final class EventVerbs {
         final MemorySegment cqOut;
         final MemorySegment ctxOut;
         final MemorySegment asyncEvent;
+        final MemorySegment pollfd;
 
         public Scratch(Arena arena) {
             errno = Native.errnoSlot(arena);
             cqOut = arena.allocate(ADDRESS);
             ctxOut = arena.allocate(ADDRESS);
             asyncEvent = arena.allocate(Structs.IBV_ASYNC_EVENT);
+            pollfd = arena.allocate(Libc.POLLFD);
         }
     }
 
     /**
      * {@code ibv_get_cq_event}: the address of the CQ that has an event, 0 when none is pending
-     * (EAGAIN), or minus the errno of a failure.
+     * (EAGAIN), or minus the errno of a failure. Allocates nothing on the usual paths: when the channel's
+     * {@code fd} is not readable ({@code poll(2)}, timeout 0) there is no event; when it is, the verb is called
+     * without errno capture, and only if it fails once more with the capture, for the errno.
+     *
+     * @param fd the channel's fd, or -1 to call the capturing verb at once
      */
-    public static long getCqEvent(MemorySegment channel, Scratch s) {
+    public static long getCqEvent(MemorySegment channel, int fd, Scratch s) {
         Libibverbs.ensureLoaded();
         try {
+            if (fd >= 0) {
+                if (!Libc.readableNow(fd, s.pollfd)) {
+                    return 0;
+                }
+                if ((int) H.GET_CQ_EVENT_PLAIN.invokeExact(channel, s.cqOut, s.ctxOut) == 0) {
+                    return s.cqOut.get(ValueLayout.JAVA_LONG, 0);
+                }
+            }
             int rc = (int) H.GET_CQ_EVENT.invokeExact(s.errno, channel, s.cqOut, s.ctxOut);
             if (rc != 0) {
                 int e = Native.errno(s.errno);

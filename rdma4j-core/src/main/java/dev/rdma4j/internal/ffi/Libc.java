@@ -54,6 +54,15 @@ public final class Libc {
     private static final MethodHandle EPOLL_WAIT = h("epoll_wait",
             FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT));
     private static final MethodHandle POLL = h("poll", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT));
+    /*
+     * epoll_wait and poll without the errno capture, for the engine's every turn: a captured call slices the
+     * capture segment each time, an allocation that C1 (the guest's compiler) does not elide. errno is read,
+     * through the capturing twin, only after a failure.
+     */
+    private static final MethodHandle EPOLL_WAIT_PLAIN = Native.LINKER.downcallHandle(C.find("epoll_wait")
+            .orElseThrow(), FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT));
+    private static final MethodHandle POLL_PLAIN = Native.LINKER.downcallHandle(C.find("poll").orElseThrow(),
+            FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT));
     private static final MethodHandle EVENTFD = h("eventfd", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
     private static final MethodHandle FCNTL = Native.LINKER.downcallHandle(C.find("fcntl").orElseThrow(),
             FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT), ERRNO, Linker.Option.firstVariadicArg(2));
@@ -101,11 +110,34 @@ public final class Libc {
         }
     }
 
-    /** Blocks (a platform thread) until events or the timeout (-1: none); returns the count or -errno. */
+    /**
+     * Blocks (a platform thread) until events or the timeout (-1: none); returns the count or -errno. Allocates
+     * nothing unless the call fails: then it asks once more, without waiting, through the errno-capturing handle
+     * (the count of that call if it succeeds, else its -errno).
+     */
     public static int epollWait(int epfd, MemorySegment events, int max, int timeoutMs) {
-        MemorySegment s = SLOT.get();
         try {
-            return result((int) EPOLL_WAIT.invokeExact(s, epfd, events, max, timeoutMs), s);
+            int n = (int) EPOLL_WAIT_PLAIN.invokeExact(epfd, events, max, timeoutMs);
+            if (n >= 0) {
+                return n;
+            }
+            MemorySegment s = SLOT.get();
+            return result((int) EPOLL_WAIT.invokeExact(s, epfd, events, max, 0), s);
+        } catch (Throwable t) {
+            throw Native.rethrow(t);
+        }
+    }
+
+    /**
+     * Whether {@code fd} is readable now ({@code poll(2)} for {@code POLLIN} with timeout 0), allocating nothing;
+     * {@code true} also when poll fails or reports an error condition, so that the caller's next call finds out.
+     */
+    public static boolean readableNow(int fd, MemorySegment pollfd) {
+        pollfd.set(ValueLayout.JAVA_INT, 0, fd);
+        pollfd.set(ValueLayout.JAVA_SHORT, 4, (short) POLLIN);
+        pollfd.set(ValueLayout.JAVA_SHORT, 6, (short) 0);
+        try {
+            return (int) POLL_PLAIN.invokeExact(pollfd, 1L, 0) != 0;
         } catch (Throwable t) {
             throw Native.rethrow(t);
         }
