@@ -13,6 +13,7 @@ import dev.rdma4j.WcOpcode;
 import dev.rdma4j.WorkCompletion;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
@@ -35,6 +36,8 @@ class CompletionHandlerDeviceTest {
     @Test
     void theHandlerReadsEachCompletionInPlaceOnTheEngineThread() throws Exception {
         ConcurrentLinkedQueue<Seen> seen = new ConcurrentLinkedQueue<>();
+        int n = 20;
+        CountDownLatch all = new CountDownLatch(2 * n);
         AtomicReference<CompletionView> kept = new AtomicReference<>();
         AtomicReference<WorkCompletion> copy = new AtomicReference<>();
         try (Context ctx = TestDevice.device().open();
@@ -44,25 +47,22 @@ class CompletionHandlerDeviceTest {
                 seen.add(new Seen(v.wrId(), v.isReceive(), v.opcode(), v.byteLength(), engine.inEngineThread()));
                 kept.set(v);
                 copy.set(v.toCompletion());
+                all.countDown();
             });
             QueuePair[] qp = CompletionRoutingDeviceTest.connectedPair(pd, cq, 32);
             try (MemoryRegion mem = pd.allocate(1 << 16, EnginePair.ALL)) {
-                int n = 20;
                 for (int i = 0; i < n; i++) {
                     qp[1].postReceive(1000 + i, mem, 4096 + 64L * i, 64);
                 }
                 for (int i = 0; i < n; i++) {
                     qp[0].postSend(i, mem, 0, 8 + i);
                 }
-                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(T);
-                while (seen.size() < 2 * n && System.nanoTime() < deadline) {
-                    Thread.sleep(10);
-                }
-                List<Seen> all = List.copyOf(seen);
-                assertThat(all).hasSize(2 * n);
-                assertThat(all).allMatch(Seen::onEngineThread);
-                List<Seen> sends = all.stream().filter(s -> !s.receive()).toList();
-                List<Seen> recvs = all.stream().filter(Seen::receive).toList();
+                assertThat(all.await(T, TimeUnit.SECONDS)).as("every completion reached the handler").isTrue();
+                List<Seen> got = List.copyOf(seen);
+                assertThat(got).hasSize(2 * n);
+                assertThat(got).allMatch(Seen::onEngineThread);
+                List<Seen> sends = got.stream().filter(s -> !s.receive()).toList();
+                List<Seen> recvs = got.stream().filter(Seen::receive).toList();
                 assertThat(sends).extracting(Seen::wrId).containsExactlyElementsOf(
                         java.util.stream.LongStream.range(0, n).boxed().toList());
                 assertThat(sends).allMatch(s -> s.opcode() == WcOpcode.SEND);
@@ -85,11 +85,13 @@ class CompletionHandlerDeviceTest {
     @Test
     void aThrowingHandlerIsCountedAndTheEngineGoesOn() throws Exception {
         AtomicInteger calls = new AtomicInteger();
+        CountDownLatch eight = new CountDownLatch(8);
         try (Context ctx = TestDevice.device().open();
              CompletionEngine engine = CompletionEngine.builder().name("test-engine-handler-throws").build();
              ProtectionDomain pd = ctx.allocateProtectionDomain()) {
             CompletionQueue cq = engine.createCompletionQueueWithHandler(ctx, 64, v -> {
                 calls.incrementAndGet();
+                eight.countDown();
                 throw new IllegalStateException("a handler that fails (wr_id " + v.wrId() + ")");
             });
             QueuePair[] qp = CompletionRoutingDeviceTest.connectedPair(pd, cq, 16);
@@ -99,10 +101,7 @@ class CompletionHandlerDeviceTest {
                     qp[1].postReceive(i, mem, 1024 + 64L * i, 64);
                     qp[0].postSend(i, mem, 0, 8);
                 }
-                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(T);
-                while (calls.get() < 8 && System.nanoTime() < deadline) {
-                    Thread.sleep(10);
-                }
+                assertThat(eight.await(T, TimeUnit.SECONDS)).as("8 completions within %d s", T).isTrue();
                 assertThat(calls.get()).as("every completion reached the handler").isEqualTo(8);
                 assertThat(engine.callbackFailures() - before).isEqualTo(8);
                 assertThat(engine.isTerminated()).isFalse();
