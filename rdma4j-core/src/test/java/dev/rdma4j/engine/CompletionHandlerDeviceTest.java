@@ -12,6 +12,7 @@ import dev.rdma4j.TestDevice;
 import dev.rdma4j.WcOpcode;
 import dev.rdma4j.WorkCompletion;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -102,6 +103,11 @@ class CompletionHandlerDeviceTest {
                     qp[0].postSend(i, mem, 0, 8);
                 }
                 assertThat(eight.await(T, TimeUnit.SECONDS)).as("8 completions within %d s", T).isTrue();
+                // the latch opened inside the 8th call, before the engine counted its failure: a task queued now runs
+                // on the engine thread after that call returned (a read of the count right away raced it, 1 run in ~5)
+                CompletableFuture<Void> after = new CompletableFuture<>();
+                engine.execute(() -> after.complete(null));
+                after.get(T, TimeUnit.SECONDS);
                 assertThat(calls.get()).as("every completion reached the handler").isEqualTo(8);
                 assertThat(engine.callbackFailures() - before).isEqualTo(8);
                 assertThat(engine.isTerminated()).isFalse();
