@@ -27,8 +27,11 @@ import org.openjdk.jmh.infra.Control;
  * loopback RC pair, each side spinning on the last byte of its buffer (perftest's write_lat protocol), as a JMH
  * group of two threads: side {@code A} writes message {@code i} and waits for the reply {@code i}, so its time per
  * operation is a round trip; side {@code B} waits and replies. Group {@code api} posts and polls through rdma4j
- * ({@code SendBatch}, {@code QueuePair.tryPost}, {@code CompletionQueue.poll}); group {@code raw} makes the same two
- * downcalls ({@code DataPath.post}, {@code DataPath.pollCq}) on requests encoded once. In one guest run (idle=poll)
+ * ({@code SendBatch}, {@code QueuePair.tryPost}, {@code CompletionQueue.poll}), encoding each request; group
+ * {@code prepared} reposts through rdma4j a request encoded once ({@code SendBatch} reused as it is, perftest's
+ * way and {@code rdma4j perf}'s); group {@code raw} makes the same two downcalls ({@code DataPath.post},
+ * {@code DataPath.pollCq}) on requests encoded once. One guest run (2026-11-25, in that order): api 355-586 µs,
+ * prepared 278-451 µs, raw 194-226 µs a round trip. In one guest run (idle=poll)
  * a scratch harness measured raw 94-113 µs and api 236-275 µs a half round trip, and the same loop in C with two
  * threads 110-129 µs: the JVM is at C's floor here, rdma4j's layers are not. A device benchmark in package
  * {@code dev.rdma4j} (the class path), since it reaches past the API for the handles.
@@ -43,6 +46,11 @@ public class WritePingPongDeviceBench {
     private static final long B_SRC = 12288;
     private static final int LAST = 63;
 
+    /** How a side posts: encoding each request, reposting one encoded once, or the bare downcalls. */
+    enum Path {
+        API, PREPARED, RAW
+    }
+
     /** One side: its QP and CQ, the byte it polls, its source, its requests encoded once (for {@code raw}). */
     static final class Side implements AutoCloseable {
         private final QueuePair qp;
@@ -54,6 +62,8 @@ public class WritePingPongDeviceBench {
         private final long peerArea;
         private final long src;
         private final SendBatch send = new SendBatch(1, 1);
+        /** The request encoded once, for {@code prepared}: reposted unchanged, as perftest does. */
+        private final SendBatch prepared = new SendBatch(1, 1);
         private final WorkCompletions wcs = new WorkCompletions(4);
         private final Arena arena = Arena.ofShared();
         private final MemorySegment postFn;
@@ -90,6 +100,7 @@ public class WritePingPongDeviceBench {
             WrView.rdma(wr, 0, buf.address() + peerArea, mr.rkey());
             badWr = arena.allocate(ValueLayout.ADDRESS).address();
             wc = arena.allocate(WcView.SIZE * 4, 8);
+            prepared.write(0, mr, src, 64, remote, peerArea).inline();
         }
 
         /** Spins until this side's byte is {@code v}; false if the measurement stopped first. */
@@ -104,12 +115,16 @@ public class WritePingPongDeviceBench {
         }
 
         /** Writes {@code v} as the last byte of a 64-byte message to the peer and waits for its completion. */
-        void write(byte v, boolean api) throws VerbsException {
+        void write(byte v, Path path) throws VerbsException {
             BYTE.setVolatile(buf, src + LAST, v);
-            if (api) {
-                send.clear().write(0, mr, src, 64, remote, peerArea);
-                send.inline();
-                int rc = qp.tryPost(send);
+            if (path != Path.RAW) {
+                SendBatch batch = prepared;
+                if (path == Path.API) {
+                    batch = send;
+                    send.clear().write(0, mr, src, 64, remote, peerArea);
+                    send.inline();
+                }
+                int rc = qp.tryPost(batch);
                 if (rc != 0) {
                     throw new IllegalStateException("tryPost: errno " + rc);
                 }
@@ -125,7 +140,7 @@ public class WritePingPongDeviceBench {
         }
 
         /** Side A: one round trip (or the end of one the previous iteration left waiting). */
-        int initiate(Control control, boolean api) throws VerbsException {
+        int initiate(Control control, Path api) throws VerbsException {
             if (!awaiting) {
                 last++;
                 write(last, api);
@@ -138,7 +153,7 @@ public class WritePingPongDeviceBench {
         }
 
         /** Side B: waits for the next message and answers it. */
-        int answer(Control control, boolean api) throws VerbsException {
+        int answer(Control control, Path api) throws VerbsException {
             byte next = (byte) (last + 1);
             if (await(next, control)) {
                 last = next;
@@ -150,6 +165,7 @@ public class WritePingPongDeviceBench {
         @Override
         public void close() {
             send.close();
+            prepared.close();
             wcs.close();
             arena.close();
         }
@@ -183,7 +199,7 @@ public class WritePingPongDeviceBench {
     @Group("api")
     @GroupThreads(1)
     public int apiA(Pair p, Control control) throws VerbsException {
-        return p.a.initiate(control, true);
+        return p.a.initiate(control, Path.API);
     }
 
     /** Through rdma4j, side B: waits and answers. */
@@ -191,7 +207,23 @@ public class WritePingPongDeviceBench {
     @Group("api")
     @GroupThreads(1)
     public int apiB(Pair p, Control control) throws VerbsException {
-        return p.b.answer(control, true);
+        return p.b.answer(control, Path.API);
+    }
+
+    /** Through rdma4j, reposting a request encoded once (perftest's way), side A: a round trip. */
+    @Benchmark
+    @Group("prepared")
+    @GroupThreads(1)
+    public int preparedA(Pair p, Control control) throws VerbsException {
+        return p.a.initiate(control, Path.PREPARED);
+    }
+
+    /** Through rdma4j, reposting a request encoded once, side B: waits and answers. */
+    @Benchmark
+    @Group("prepared")
+    @GroupThreads(1)
+    public int preparedB(Pair p, Control control) throws VerbsException {
+        return p.b.answer(control, Path.PREPARED);
     }
 
     /** The two downcalls alone, side A: a round trip. */
@@ -199,7 +231,7 @@ public class WritePingPongDeviceBench {
     @Group("raw")
     @GroupThreads(1)
     public int rawA(Pair p, Control control) throws VerbsException {
-        return p.a.initiate(control, false);
+        return p.a.initiate(control, Path.RAW);
     }
 
     /** The two downcalls alone, side B: waits and answers. */
@@ -207,6 +239,6 @@ public class WritePingPongDeviceBench {
     @Group("raw")
     @GroupThreads(1)
     public int rawB(Pair p, Control control) throws VerbsException {
-        return p.b.answer(control, false);
+        return p.b.answer(control, Path.RAW);
     }
 }

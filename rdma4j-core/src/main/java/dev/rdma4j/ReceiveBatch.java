@@ -6,7 +6,8 @@ import dev.rdma4j.internal.ffi.WrView;
  * A reusable chain of receive requests ({@code struct ibv_recv_wr} list) that
  * {@link QueuePair#post(ReceiveBatch)} posts in one {@code ibv_post_recv}. On a UD queue pair the
  * first {@link QueuePair#UD_GRH_BYTES} bytes of every receive hold the sender's GRH
- * ({@link GlobalRouteHeader}). Not thread-safe.
+ * ({@link GlobalRouteHeader}). A post does not consume the batch: a receive encoded once is reposted as it is
+ * (with a new wr_id from {@link #setWrId} if need be). Not thread-safe.
  */
 public final class ReceiveBatch extends RequestBatch {
     /**

@@ -223,6 +223,22 @@ abstract sealed class RequestBatch implements AutoCloseable permits SendBatch, R
     }
 
     /**
+     * Sets the wr_id that request {@code index}'s completion returns, and nothing else: a batch encoded once can
+     * be posted again and again ({@code ibv_post_send} / {@code ibv_post_recv} of the same {@code ibv_send_wr} /
+     * {@code ibv_recv_wr} chain, as perftest reposts its requests) with a new id each time, without encoding it
+     * again. One array store: rdma4j writes its own id into the native request at each post and hands this one
+     * back in the completion. Allocation-free.
+     *
+     * @param index the request, {@code 0 <= index < count()}
+     * @param wrId  the id its next completions return
+     * @throws IndexOutOfBoundsException if no request {@code index} is encoded
+     */
+    public final void setWrId(int index, long wrId) {
+        java.util.Objects.checkIndex(index, count);
+        wrIds[index] = wrId;
+    }
+
+    /**
      * The number of requests encoded.
      *
      * @return requests since the last clear

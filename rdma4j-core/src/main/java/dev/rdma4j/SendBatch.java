@@ -15,7 +15,10 @@ import dev.rdma4j.internal.ffi.WrView;
  * <p>Each method adds one request with one scatter/gather entry (a bounds-checked range of a
  * registered region); {@link #gather} adds more entries to the last request, and the flag methods
  * modify the last request. Requests are signaled unless {@link #unsignaled()} is called.
- * Not thread-safe.
+ *
+ * <p>A post does not consume the batch: posting it again posts the same requests, so a loop that sends the same
+ * kind of request encodes it once and reposts it, changing at most its wr_id ({@link #setWrId}), which is the
+ * cheapest way to post (perftest's). Not thread-safe.
  */
 public final class SendBatch extends RequestBatch {
     /**

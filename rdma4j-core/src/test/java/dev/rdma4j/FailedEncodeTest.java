@@ -42,6 +42,20 @@ class FailedEncodeTest {
     }
 
     @Test
+    void setWrIdNamesAnEncodedRequestOnly() {
+        try (SendBatch b = new SendBatch(2, 1); ReceiveBatch r = new ReceiveBatch(1, 1)) {
+            assertThatThrownBy(() -> b.setWrId(0, 1)).isInstanceOf(IndexOutOfBoundsException.class);
+            b.send(1, mr, 0, 64);
+            b.setWrId(0, 42);
+            assertThat(b.wrIds[0]).isEqualTo(42);
+            assertThatThrownBy(() -> b.setWrId(1, 1)).isInstanceOf(IndexOutOfBoundsException.class);
+            assertThatThrownBy(() -> b.setWrId(-1, 1)).isInstanceOf(IndexOutOfBoundsException.class);
+            assertThat(b.count()).isEqualTo(1);
+            assertThatThrownBy(() -> r.setWrId(0, 1)).isInstanceOf(IndexOutOfBoundsException.class);
+        }
+    }
+
+    @Test
     void aReceiveBatchIsAsItWasAfterAFailedCall() {
         try (ReceiveBatch b = new ReceiveBatch(2, 1)) {
             b.receive(1, mr, 0, 64);

@@ -189,6 +189,31 @@ class RcOperationsDeviceTest {
     }
 
     @Test
+    void batchesEncodedOnceArePostedAgainWithNewIds() throws Exception {
+        try (ReceiveBatch rb = new ReceiveBatch(1, 1); SendBatch sb = new SendBatch(1, 1)) {
+            rb.receive(0, dst, 0, 256);
+            sb.send(0, src, 0, 128);
+            for (int i = 0; i < 5; i++) {
+                rb.setWrId(0, 300 + i);
+                lb.b.post(rb);
+                sb.setWrId(0, 400 + i);
+                src.segment().set(JAVA_LONG, 0, 1000L + i);
+                lb.a.post(sb);
+                WorkCompletion s = lb.awaitOne(lb.cqA);
+                WorkCompletion r = lb.awaitOne(lb.cqB);
+                assertThat(s.status()).isEqualTo(WcStatus.SUCCESS);
+                assertThat(s.wrId()).as("the id set for this post").isEqualTo(400 + i);
+                assertThat(r.wrId()).isEqualTo(300 + i);
+                assertThat(r.byteLength()).isEqualTo(128);
+                assertThat(dst.segment().get(JAVA_LONG, 0)).as("the same request carried this round's data")
+                        .isEqualTo(1000L + i);
+            }
+            lb.assertQuiet(lb.cqA);
+            lb.assertQuiet(lb.cqB);
+        }
+    }
+
+    @Test
     void queryShowsTheConnection() throws Exception {
         QpAttributes qa = lb.a.query();
         assertThat(qa.state()).isEqualTo(QpState.RTS);
