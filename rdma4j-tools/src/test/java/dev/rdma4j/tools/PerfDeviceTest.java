@@ -63,6 +63,26 @@ class PerfDeviceTest {
     }
 
     @Test
+    void sendLatencyRunsOnTheEngineThread() throws Exception {
+        // -e: the ping-pong runs in the engine's completion handler; -t 1: a reply that arrives before the send's
+        // own completion waits for it (the send queue holds one), as in the busy-polling loop
+        List<Run> runs = pair(18712, "send_lat", "-s", "64", "-n", "300", "-t", "1", "--warmup", "100",
+                "--warmup-time", "0", "-e");
+        for (Run r : runs) {
+            assertThat(r.out()).as("%s", r)
+                    .contains(" Completions     : CompletionEngine EVENT (the loop runs in its completion handler)");
+            assertLatency(r, List.of(64L), 300);
+        }
+        // with -D the engine hands completions to the measuring thread as for the other tests
+        runs = pair(18713, "send_lat", "-s", "64", "-D", "2", "--warmup", "50", "--warmup-time", "0", "--mode=busy");
+        for (Run r : runs) {
+            assertThat(r.out()).as("%s", r).contains(" Completions     : CompletionEngine BUSY_POLL");
+            assertThat(rows(r)).as("%s", r).hasSize(1);
+            assertThat(rows(r).get(0)[1]).as("#iterations in %s", r).isPositive();
+        }
+    }
+
+    @Test
     void writeBandwidthClientReports() throws Exception {
         List<Run> runs = pair(18703, "write_bw", "-s", "4096", "-n", "300", "--warmup", "100", "--warmup-time", "0");
         assertBandwidth(runs.get(1), List.of(4096L), 300);

@@ -82,6 +82,18 @@ abstract sealed class PerfCompletions implements AutoCloseable {
     @Override
     public abstract void close();
 
+    /** Takes completions on the engine thread (see {@link Engine#onEngine}); must not block. */
+    interface OnEngine {
+        /**
+         * One completion.
+         *
+         * @param wrId    its wr_id
+         * @param receive whether it is a receive's
+         * @param status  its status
+         */
+        void completion(long wrId, boolean receive, WcStatus status);
+    }
+
     static PerfException failed(WcStatus status, long wrId, boolean receive) {
         return new PerfException("completion with error: " + status + " (" + (receive ? "receive" : "send")
                 + ", wr_id " + wrId + ")");
@@ -150,6 +162,8 @@ abstract sealed class PerfCompletions implements AutoCloseable {
         private long head;
         private int idle;
         private volatile Thread parked;
+        /** While set, the engine thread hands its completions to it instead of the ring. */
+        private volatile OnEngine onEngine;
 
         Engine(CompletionEngine engine, Context ctx, int entries, PollingMode mode, int max) throws VerbsException {
             super(max);
@@ -165,6 +179,11 @@ abstract sealed class PerfCompletions implements AutoCloseable {
 
         /** On the engine thread: the CQ holds at most {@code entries} completions, the ring twice that. */
         private void deliver(CompletionView wc) {
+            OnEngine consumer = onEngine;
+            if (consumer != null) {
+                consumer.completion(wc.wrId(), wc.isReceive(), wc.status());
+                return;
+            }
             long t = tail.get();
             int i = (int) (t & mask);
             ringWrId[i] = wc.wrId();
@@ -180,6 +199,35 @@ abstract sealed class PerfCompletions implements AutoCloseable {
         @Override
         CompletionQueue queue() {
             return cq;
+        }
+
+        /**
+         * On the engine thread: from now on its completions go to {@code consumer}, beginning with those the
+         * ring still holds (the measuring thread is not polling meanwhile).
+         */
+        void switchTo(OnEngine consumer) {
+            for (long t = tail.get(); head < t; head++) {
+                int i = (int) (head & mask);
+                consumer.completion(ringWrId[i], ringReceive[i], ringStatus[i]);
+            }
+            onEngine = consumer;
+        }
+
+        /** Completions go to the ring again; between runs, when none is due. */
+        void ringAgain() {
+            onEngine = null;
+        }
+
+        /** Runs {@code task} on the engine thread ({@link CompletionEngine#execute}). */
+        void execute(Runnable task) {
+            engine.execute(task);
+        }
+
+        /** Throws if the engine ended. */
+        void checkAlive() throws PerfException {
+            if (engine.isTerminated()) {
+                throw new PerfException("the completion engine ended: " + engine.terminationCause().orElse(null));
+            }
         }
 
         @Override

@@ -5,6 +5,7 @@ import dev.rdma4j.QueuePair;
 import dev.rdma4j.ReceiveBatch;
 import dev.rdma4j.RemoteRegion;
 import dev.rdma4j.SendBatch;
+import dev.rdma4j.WcStatus;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -13,6 +14,7 @@ import java.lang.foreign.ValueLayout;
 import java.lang.invoke.VarHandle;
 import java.net.Socket;
 import java.util.List;
+import java.util.concurrent.locks.LockSupport;
 import org.HdrHistogram.Histogram;
 
 /**
@@ -28,8 +30,10 @@ import org.HdrHistogram.Histogram;
  *     completion every {@code cqMod} requests (and on the last); the server of send_bw counts its receives and
  *     reposts them.
  * </ul>
- * The loops allocate nothing: one reused {@link SendBatch} and {@link ReceiveBatch}, {@link QueuePair#tryPost},
- * completions from {@link PerfCompletions}, intervals into a {@link Histogram}, timestamps into arrays made before.
+ * The loops allocate nothing and, like perftest, encode nothing per iteration: each run encodes its requests once
+ * ({@link SendBatch}, and a {@link ReceiveBatch} per QP) and reposts them with {@link QueuePair#tryPost}, setting
+ * only the wr_id where it counts ({@link SendBatch#setWrId}); completions come from {@link PerfCompletions},
+ * intervals go into a {@link Histogram}, timestamps into arrays made before.
  * With {@code -D} the client ends a run at the deadline and tells the server over TCP (a sync byte a watcher
  * thread of the server reads).
  */
@@ -48,8 +52,13 @@ final class PerfLoops implements AutoCloseable {
     private final PerfCompletions cq;
     private final int inline;
     private final Socket socket;
+    /** The latency tests' request, encoded once a run. */
     private final SendBatch send = new SendBatch(1, 1);
-    private final ReceiveBatch recv = new ReceiveBatch(1, 1);
+    /** The bandwidth tests' requests per QP, encoded once a run: signaled (every cqMod-th and the last) or not. */
+    private final SendBatch[] signaled;
+    private final SendBatch[] unsignaled;
+    /** Each QP's receive (send tests), encoded once: wr_id = the QP's index. */
+    private final ReceiveBatch[] recvs;
     private final Histogram histogram = PerfResults.histogram();
     private final long[] scnt;
     private final long[] ccnt;
@@ -83,6 +92,17 @@ final class PerfLoops implements AutoCloseable {
         this.posted = stamps ? new long[(int) total] : null;
         this.completed = stamps ? new long[(int) total] : null;
         this.receives = p.test() == PerfTest.SEND_LAT || (p.test() == PerfTest.SEND_BW && !client);
+        int q = qps.size();
+        this.signaled = new SendBatch[q];
+        this.unsignaled = new SendBatch[q];
+        this.recvs = new ReceiveBatch[receives ? q : 0];
+        for (int i = 0; i < q; i++) {
+            signaled[i] = new SendBatch(1, 1);
+            unsignaled[i] = new SendBatch(1, 1);
+        }
+        for (int i = 0; i < recvs.length; i++) {
+            recvs[i] = new ReceiveBatch(1, 1).receive(i, mr, m, (int) m);
+        }
         buf.fill((byte) 0);
     }
 
@@ -125,7 +145,9 @@ final class PerfLoops implements AutoCloseable {
         Object row = null;
         if (loops) {
             row = switch (p.test()) {
-                case SEND_LAT -> sendLatency((int) size, iters, deadline, record);
+                case SEND_LAT -> cq instanceof PerfCompletions.Engine e && duration == 0
+                        ? sendLatencyOnEngine(e, (int) size, n, record)
+                        : sendLatency((int) size, iters, deadline, record);
                 case WRITE_LAT -> writeLatency((int) size, iters, deadline, record);
                 case READ_LAT, ATOMIC_LAT -> oneSidedLatency((int) size, iters, deadline, record);
                 case WRITE_BW, READ_BW, SEND_BW -> client ? bandwidth((int) size, iters, deadline, record)
@@ -173,7 +195,10 @@ final class PerfLoops implements AutoCloseable {
         long r = 0;
         long first = 0;
         long prev = 0;
-        boolean inl = size <= inline;
+        send.clear().send(0, mr, 0, size);
+        if (size <= inline) {
+            send.inline();
+        }
         while (s < n || r < n) {
             if (r < n && !(s == 0 && client)) {
                 if (!awaitArrival()) {
@@ -193,11 +218,7 @@ final class PerfLoops implements AutoCloseable {
                     histogram.recordValue(Math.min(now - prev, MAX_INTERVAL_NS));
                 }
                 prev = now;
-                send.clear().send(0, mr, 0, size);
-                if (inl) {
-                    send.inline();
-                }
-                post(qp);
+                post(qp, send);
                 sendsOut++;
                 s++;
             }
@@ -206,6 +227,126 @@ final class PerfLoops implements AutoCloseable {
             handleSendLatencyCompletions(cq.poll());
         }
         return latencyRow(size, s, prev - first);
+    }
+
+    /**
+     * send_lat when a completion engine drives the CQ ({@code -e}, {@code --mode}; runs of {@code -n} iterations):
+     * the loop runs on the engine's thread, in its completion handler, as an event-driven application's would (and
+     * as perftest's {@code -e} loop runs on the thread that reads the completion channel): a receive's completion
+     * reposts the receive and posts the next send right there. The measuring thread only waits for the end of the
+     * run; handing each completion over to it would add two thread switches to every round trip.
+     */
+    private Object sendLatencyOnEngine(PerfCompletions.Engine engine, int size, long n, boolean record)
+            throws PerfException {
+        send.clear().send(0, mr, 0, size);
+        if (size <= inline) {
+            send.inline();
+        }
+        OnEngineSendLatency run = new OnEngineSendLatency(n, record, Thread.currentThread());
+        try {
+            engine.execute(() -> run.start(engine));
+            while (!run.done) {
+                engine.checkAlive();
+                LockSupport.parkNanos(run, 1_000_000); // unparked at the end of the run
+            }
+        } finally {
+            engine.ringAgain();
+        }
+        if (run.failure != null) {
+            throw run.failure;
+        }
+        return latencyRow(size, run.s, run.prev - run.first);
+    }
+
+    /** {@link #sendLatencyOnEngine}'s loop, on the engine thread; its fields are read once {@link #done} is set. */
+    private final class OnEngineSendLatency implements PerfCompletions.OnEngine {
+        private final long n;
+        private final boolean record;
+        private final Thread waiter;
+        private long s;
+        private long r;
+        private long first;
+        private long prev;
+        private int out;
+        private boolean pending;
+        private volatile PerfException failure;
+        private volatile boolean done;
+
+        OnEngineSendLatency(long n, boolean record, Thread waiter) {
+            this.n = n;
+            this.record = record;
+            this.waiter = waiter;
+        }
+
+        /**
+         * On the engine thread: takes over the completions (a peer's first message may already be in the ring),
+         * then the client sends first.
+         */
+        void start(PerfCompletions.Engine engine) {
+            engine.switchTo(this);
+            if (client && s == 0 && !done) {
+                try {
+                    sendNext();
+                } catch (PerfException | RuntimeException e) {
+                    finish(e);
+                }
+            }
+        }
+
+        @Override
+        public void completion(long wrId, boolean receive, WcStatus status) {
+            if (done) {
+                return;
+            }
+            try {
+                if (status != WcStatus.SUCCESS) {
+                    throw PerfCompletions.failed(status, wrId, receive);
+                }
+                if (receive) {
+                    r++;
+                    repost((int) wrId);
+                    if (s < n) {
+                        if (out < p.txDepth()) {
+                            sendNext();
+                        } else {
+                            pending = true; // the send queue is full: the next send completion posts it
+                        }
+                    }
+                } else {
+                    out--;
+                    if (pending) {
+                        pending = false;
+                        sendNext();
+                    }
+                }
+                if (s >= n && r >= n && out == 0) {
+                    finish(null);
+                }
+            } catch (PerfException | RuntimeException e) {
+                finish(e);
+            }
+        }
+
+        private void sendNext() throws PerfException {
+            long now = System.nanoTime();
+            if (s == 0) {
+                first = now;
+            } else if (record) {
+                histogram.recordValue(Math.min(now - prev, MAX_INTERVAL_NS));
+            }
+            prev = now;
+            post(qps[0], send);
+            out++;
+            s++;
+        }
+
+        private void finish(Exception e) {
+            if (e != null) {
+                failure = e instanceof PerfException pe ? pe : new PerfException(String.valueOf(e.getMessage()), e);
+            }
+            done = true;
+            LockSupport.unpark(waiter);
+        }
     }
 
     private boolean awaitArrival() throws PerfException {
@@ -245,7 +386,10 @@ final class PerfLoops implements AutoCloseable {
         long c = 0;
         long first = 0;
         long prev = 0;
-        boolean inl = size <= inline;
+        send.clear().write(0, mr, 0, size, remote, m);
+        if (size <= inline) {
+            send.inline();
+        }
         while (s < n || c < n || r < n) {
             if (r < n && !(s == 0 && client)) {
                 r++;
@@ -270,11 +414,7 @@ final class PerfLoops implements AutoCloseable {
                 prev = now;
                 s++;
                 BYTE.setVolatile(buf, (long) size - 1, (byte) s);
-                send.clear().write(0, mr, 0, size, remote, m);
-                if (inl) {
-                    send.inline();
-                }
-                post(qp);
+                post(qp, send);
             }
             while (c < s) {
                 c += cq.pollNow();
@@ -300,6 +440,14 @@ final class PerfLoops implements AutoCloseable {
         long s = 0;
         long first = 0;
         long prev = 0;
+        send.clear();
+        if (!atomic) {
+            send.read(0, mr, 0, size, remote, m);
+        } else if (cas) {
+            send.compareAndSwap(0, mr, 0, remote, m, 0, 0);
+        } else {
+            send.fetchAndAdd(0, mr, 0, remote, m, 1);
+        }
         while (s < n) {
             long now = System.nanoTime();
             if (now >= deadline) {
@@ -311,15 +459,7 @@ final class PerfLoops implements AutoCloseable {
                 histogram.recordValue(Math.min(now - prev, MAX_INTERVAL_NS));
             }
             prev = now;
-            send.clear();
-            if (!atomic) {
-                send.read(0, mr, 0, size, remote, m);
-            } else if (cas) {
-                send.compareAndSwap(0, mr, 0, remote, m, 0, 0);
-            } else {
-                send.fetchAndAdd(0, mr, 0, remote, m, 1);
-            }
-            post(qp);
+            post(qp, send);
             s++;
             while (cq.poll() == 0) {
                 Thread.onSpinWait();
@@ -348,6 +488,8 @@ final class PerfLoops implements AutoCloseable {
             scnt[i] = 0;
             ccnt[i] = 0;
             limit[i] = n;
+            encode(signaled[i], i, size, inl);
+            encode(unsignaled[i], i, size, inl).unsignaled();
         }
         long total = n == Long.MAX_VALUE ? Long.MAX_VALUE : n * q;
         long sent = 0;
@@ -367,23 +509,12 @@ final class PerfLoops implements AutoCloseable {
             for (int i = 0; i < q; i++) {
                 while (scnt[i] < limit[i] && scnt[i] - ccnt[i] < depth) {
                     long k = scnt[i];
-                    long wrId = ((long) i << QP_SHIFT) | (k + 1);
-                    send.clear();
-                    switch (p.test().verb()) {
-                        case WRITE -> send.write(wrId, mr, 0, size, remotes[i], m);
-                        case READ -> send.read(wrId, mr, 0, size, remotes[i], m);
-                        default -> send.send(wrId, mr, 0, size);
-                    }
-                    if (k % cqMod != cqMod - 1 && k != limit[i] - 1) {
-                        send.unsignaled();
-                    }
-                    if (inl) {
-                        send.inline();
-                    }
+                    SendBatch b = k % cqMod != cqMod - 1 && k != limit[i] - 1 ? unsignaled[i] : signaled[i];
+                    b.setWrId(0, ((long) i << QP_SHIFT) | (k + 1));
                     if (stamps) {
                         posted[(int) sent] = System.nanoTime();
                     }
-                    post(qps[i]);
+                    post(qps[i], b);
                     scnt[i]++;
                     sent++;
                 }
@@ -444,15 +575,26 @@ final class PerfLoops implements AutoCloseable {
 
     // ------------------------------------------------------------------ posting
 
-    private void post(QueuePair qp) throws PerfException {
-        int rc = qp.tryPost(send);
+    /** QP {@code i}'s bandwidth request of {@code size} bytes, encoded (signaled; wr_id set at each post). */
+    private SendBatch encode(SendBatch b, int i, int size, boolean inl) {
+        b.clear();
+        switch (p.test().verb()) {
+            case WRITE -> b.write(0, mr, 0, size, remotes[i], m);
+            case READ -> b.read(0, mr, 0, size, remotes[i], m);
+            default -> b.send(0, mr, 0, size);
+        }
+        return inl ? b.inline() : b;
+    }
+
+    private void post(QueuePair qp, SendBatch batch) throws PerfException {
+        int rc = qp.tryPost(batch);
         if (rc != 0) {
             throw new PerfException("Couldn't post send: errno " + rc);
         }
     }
 
     private void repost(int q) throws PerfException {
-        int rc = qps[q].tryPost(recv.clear().receive(q, mr, m, (int) m));
+        int rc = qps[q].tryPost(recvs[q]);
         if (rc != 0) {
             throw new PerfException("Couldn't post receive: errno " + rc);
         }
@@ -461,6 +603,14 @@ final class PerfLoops implements AutoCloseable {
     @Override
     public void close() {
         send.close();
-        recv.close();
+        for (SendBatch b : signaled) {
+            b.close();
+        }
+        for (SendBatch b : unsignaled) {
+            b.close();
+        }
+        for (ReceiveBatch b : recvs) {
+            b.close();
+        }
     }
 }

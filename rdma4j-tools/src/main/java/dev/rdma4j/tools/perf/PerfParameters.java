@@ -148,6 +148,7 @@ public record PerfParameters(PerfTest test, String host, String device, int ibPo
      * @return e.g. "busy polling the CQ" or "CompletionEngine EVENT"
      */
     public String completionMode() {
-        return mode == null ? "busy polling the CQ" : "CompletionEngine " + mode;
+        return mode == null ? "busy polling the CQ" : "CompletionEngine " + mode
+                + (test == PerfTest.SEND_LAT && duration == 0 ? " (the loop runs in its completion handler)" : "");
     }
 }

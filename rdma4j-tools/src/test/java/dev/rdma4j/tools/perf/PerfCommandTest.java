@@ -109,7 +109,10 @@ class PerfCommandTest {
         assertThatThrownBy(() -> parse("send_lat", "--connect-timeout", "-1")).isInstanceOf(ParameterException.class)
                 .hasMessageContaining("--connect-timeout");
         assertThat(parse("send_lat").completionMode()).isEqualTo("busy polling the CQ");
-        assertThat(parse("send_lat", "-e").completionMode()).isEqualTo("CompletionEngine EVENT");
+        assertThat(parse("send_lat", "-e").completionMode())
+                .isEqualTo("CompletionEngine EVENT (the loop runs in its completion handler)");
+        assertThat(parse("send_lat", "-e", "-D", "2").completionMode()).isEqualTo("CompletionEngine EVENT");
+        assertThat(parse("write_lat", "--mode=busy").completionMode()).isEqualTo("CompletionEngine BUSY_POLL");
     }
 
     @Test
