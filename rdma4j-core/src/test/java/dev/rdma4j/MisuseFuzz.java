@@ -200,6 +200,8 @@ final class MisuseFuzz {
         private final List<AsyncQueuePair> aqs = new ArrayList<>();
         private final List<CompletableFuture<WorkCompletion>> futures = new ArrayList<>();
         private CompletionEngine engine;
+        /** A view an engine handler kept past its call (written on the engine thread): reading it must be refused. */
+        private volatile dev.rdma4j.engine.CompletionView keptView;
 
         World(List<String> failures) {
             this.failures = failures;
@@ -503,7 +505,25 @@ final class MisuseFuzz {
                         engine = CompletionEngine.builder()
                                 .mode((s.n() & 3) == 0 ? PollingMode.ADAPTIVE : PollingMode.EVENT).build();
                     }
-                    cqs.add(engine.createCompletionQueue(ctx, Math.floorMod(s.n(), 64)));
+                    int n = Math.floorMod(s.n(), 64);
+                    cqs.add(switch (Math.floorMod(s.x(), 3)) {
+                        case 0 -> engine.createCompletionQueue(ctx, n);
+                        // handlers that keep the view past their call and throw on every other completion
+                        case 1 -> engine.createCompletionQueueWithHandler(ctx, n, v -> {
+                            keptView = v;
+                            if ((v.wrId() & 1) == 1) {
+                                throw new IllegalStateException("a fuzzed handler that throws");
+                            }
+                        });
+                        default -> engine.createCompletionQueueWithHandler(ctx, n, v -> {
+                            keptView = v;
+                            v.toCompletion();
+                        });
+                    });
+                    dev.rdma4j.engine.CompletionView kept = keptView;
+                    if (kept != null) {
+                        kept.wrId(); // outside its call: IllegalStateException, a documented refusal
+                    }
                 });
                 case WRAP -> call("wrap", () -> {
                     if (engine != null) {

@@ -94,7 +94,7 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
     private volatile boolean running = true;
     private int work; // completions dispatched in this turn (poll modes: whether to idle)
     /** What a {@link CompletionHandler} is given: one view, pointed at each completion in turn. */
-    private final CompletionView view = new CompletionView();
+    private final CompletionView view;
     /** {@link #pruneDead()}'s test. */
     private final java.util.function.Predicate<Driven> dead = this::forgetIfDead;
 
@@ -142,6 +142,7 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
             throw Native.fail("epoll_ctl", -rc, "eventfd");
         }
         this.thread = Thread.ofPlatform().daemon().name(b.name).unstarted(this::run);
+        this.view = new CompletionView(thread);
         try {
             thread.start();
         } catch (RuntimeException | Error e) { // no thread (e.g. out of memory): give the fds back

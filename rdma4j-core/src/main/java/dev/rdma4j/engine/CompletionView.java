@@ -12,13 +12,16 @@ import dev.rdma4j.WorkCompletions;
  * it is valid only during the handler's call, and any use after it returns throws
  * {@link IllegalStateException}. Keep {@link #toCompletion()} (an immutable copy, which allocates) to use one later.
  *
- * <p>Threading: not thread-safe; used on the engine thread, inside the handler's call, only.
+ * <p>Threading: not thread-safe; used on the engine thread, inside the handler's call, only (another thread's
+ * use throws {@link IllegalStateException} too).
  */
 public final class CompletionView {
+    private final Thread engineThread;
     private WorkCompletions batch;
     private int index;
 
-    CompletionView() {
+    CompletionView(Thread engineThread) {
+        this.engineThread = engineThread;
     }
 
     /** Points the view at completion {@code i} of {@code wcs} for one handler call. */
@@ -33,6 +36,10 @@ public final class CompletionView {
     }
 
     private WorkCompletions batch() {
+        if (Thread.currentThread() != engineThread) {
+            throw new IllegalStateException("a CompletionView is used on its engine thread " + engineThread.getName()
+                    + ", during its CompletionHandler's call, only: keep toCompletion() to use a completion elsewhere");
+        }
         WorkCompletions b = batch;
         if (b == null) {
             throw new IllegalStateException("a CompletionView is valid only during its CompletionHandler's call: "

@@ -71,7 +71,18 @@ class CompletionHandlerDeviceTest {
                         java.util.stream.LongStream.range(1000, 1000 + n).boxed().toList());
                 assertThat(recvs).extracting(Seen::bytes).containsExactlyElementsOf(
                         java.util.stream.IntStream.range(8, 8 + n).boxed().toList());
-                assertThatThrownBy(() -> kept.get().wrId()).as("the view after its call")
+                assertThatThrownBy(() -> kept.get().wrId()).as("the view on another thread")
+                        .isInstanceOf(IllegalStateException.class).hasMessageContaining("on its engine thread");
+                CompletableFuture<Throwable> onEngine = new CompletableFuture<>();
+                engine.execute(() -> { // the engine thread, between handler calls
+                    try {
+                        kept.get().wrId();
+                        onEngine.complete(null);
+                    } catch (RuntimeException e) {
+                        onEngine.complete(e);
+                    }
+                });
+                assertThat(onEngine.get(T, TimeUnit.SECONDS)).as("the view after its call, on the engine thread")
                         .isInstanceOf(IllegalStateException.class).hasMessageContaining("only during");
                 assertThat(copy.get()).as("the copy outlives the call").isNotNull();
                 assertThat(copy.get().wrId()).isIn(n - 1L, 1000L + n - 1);
