@@ -30,9 +30,7 @@ public class CompletionsHostBench {
             WcView.wrId(wcs.segment(), i, 1000 + i); // status 0 (success), opcode 0 (SEND) or RECV below
             wcs.receive(i, (i & 1) == 1);
             if ((i & 1) == 1) {
-                wcs.segment().set(java.lang.foreign.ValueLayout.JAVA_INT,
-                        i * WcView.SIZE + dev.rdma4j.internal.ffi.CLayouts.offset(
-                                dev.rdma4j.internal.ffi.Structs.IBV_WC, "opcode"), 128); // IBV_WC_RECV
+                WcView.opcode(wcs.segment(), i, 128); // IBV_WC_RECV
             }
         }
         wcs.count(16);

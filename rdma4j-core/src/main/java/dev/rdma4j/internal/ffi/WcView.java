@@ -41,6 +41,11 @@ public final class WcView {
         return wcs.get(ValueLayout.JAVA_INT, i * SIZE + OPCODE);
     }
 
+    /** Writes completion {@code i}'s opcode (tests and benchmarks that fabricate completions). */
+    public static void opcode(MemorySegment wcs, int i, int v) {
+        wcs.set(ValueLayout.JAVA_INT, i * SIZE + OPCODE, v);
+    }
+
     public static int vendorErr(MemorySegment wcs, int i) {
         return wcs.get(ValueLayout.JAVA_INT, i * SIZE + VENDOR_ERR);
     }
