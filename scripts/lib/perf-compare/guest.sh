@@ -28,14 +28,14 @@ await_port() {
 # client's output (and the server's after a failure). A run that hangs (the client still running after its
 # timeout) is ended, said, and run again. The timeout: RUN_TIMEOUT s for rdma4j's runs (JVM start-up and a
 # warm-up of up to WARMUP_TIME s included), C_RUN_TIMEOUT s for C's, which end in ~5 s here. Two attempts,
-# except C's ib_send_lat -e: it hangs in some runs on this guest's rxe, both sides blocked in
-# ibv_get_cq_event (2026-11-25, one guest: runs of 10, 100, 101 and 1000 iterations passed, of 50, 99 and 200
-# hung), so its runs get C_EVENT_TIMEOUT s (a run that works takes ~5 s) and C_EVENT_ATTEMPTS attempts, and the
-# report says how many hung.
+# except C's ib_send_lat -e: it hangs in most runs on this guest's rxe, both sides blocked in
+# ibv_get_cq_event (docs/perf/event-mode-and-cold-2026-11-25.md), so its runs get C_EVENT_TIMEOUT s (a run
+# that works takes ~5 s) and C_EVENT_ATTEMPTS attempts; a round in which all hung has no C figure (the median
+# is of the rounds that have one), and the report says how many attempts hung. Returns 2 when every attempt hung.
 RUN_TIMEOUT=${PERF_COMPARE_RUN_TIMEOUT:-240}
 C_RUN_TIMEOUT=${PERF_COMPARE_C_RUN_TIMEOUT:-90}
-C_EVENT_TIMEOUT=${PERF_COMPARE_C_EVENT_TIMEOUT:-30}
-C_EVENT_ATTEMPTS=${PERF_COMPARE_C_EVENT_ATTEMPTS:-6}
+C_EVENT_TIMEOUT=${PERF_COMPARE_C_EVENT_TIMEOUT:-10}
+C_EVENT_ATTEMPTS=${PERF_COMPARE_C_EVENT_ATTEMPTS:-2}
 HUNG="$out/hung.txt" # the runs that hung in every attempt, for the report
 RETRIED="$out/retried.txt" # one line per attempt that hung and was run again
 : >"$HUNG"
@@ -57,7 +57,7 @@ run_pair() {
 		esac
 	done
 	echo "$2: no output within $limit s, $attempts times" >>"$HUNG"
-	return 1
+	return 2
 }
 
 run_pair_once() {
@@ -102,19 +102,26 @@ record() { # case metric impl round value
 
 # rdma4j's warm-up ends when neither side's JIT compiled for two rounds, or after this many seconds (the
 # tool's default, 120, is for a user's run; settling takes 5-25 s in the guest, and a run that has not settled
-# by then measures a JIT still at work, which shows as an outlying round)
-WARMUP_TIME=${PERF_COMPARE_WARMUP_TIME:-25}
+# by then measures a JIT still at work, which shows as an outlying round). 20, not 25: with 25 the whole took
+# 27 min on 2026-11-25 (send_lat -e alone 313 s), over the 25 allowed.
+WARMUP_TIME=${PERF_COMPARE_WARMUP_TIME:-20}
 
-# perftest-style case: name, size, metric columns ("t_typical:5" or "bw:4 msgrate:5"), rdma4j args, C tool + args
+# perftest-style case: name, size, metric columns ("t_typical:5" or "bw:4 msgrate:5"), rdma4j args, C tool + args,
+# and "c-may-hang" when a round whose C runs all hung goes on without a C figure
 perf_case() {
-	local name=$1 size=$2 metrics=$3 args=$4 ctool=$5 r impl out_text t0=$SECONDS
+	local name=$1 size=$2 metrics=$3 args=$4 ctool=$5 tolerant=${6:-} r impl out_text rc t0=$SECONDS
 	for ((r = 1; r <= rounds; r++)); do
 		for impl in rdma4j C; do
 			if [ "$impl" = rdma4j ]; then
 				out_text=$(run_pair "$j perf $args --warmup-time $WARMUP_TIME" "$j perf $args --warmup-time $WARMUP_TIME") ||
 					return 1
 			else
-				out_text=$(run_pair "$ctool" "$ctool") || return 1
+				out_text=$(run_pair "$ctool" "$ctool")
+				rc=$?
+				if ((rc == 2)) && [ -n "$tolerant" ]; then
+					continue
+				fi
+				((rc == 0)) || return 1
 			fi
 			for m in $metrics; do
 				record "$name" "${m%%:*}" "$impl" "$r" "$(column "$size" "${m#*:}" <<<"$out_text")" || return 1
@@ -150,7 +157,7 @@ perf_case "atomic_lat FETCH_AND_ADD" 8 "t_typical:5" "atomic_lat" "ib_atomic_lat
 perf_case "write_bw 64 B" 64 "bw_average:4 msg_rate:5" "write_bw -s 64" "ib_write_bw -s 64" || status=1
 perf_case "write_bw 64 KiB" 65536 "bw_average:4 msg_rate:5" "write_bw -s 65536" "ib_write_bw -s 65536" || status=1
 perf_case "send_bw 4 KiB" 4096 "bw_average:4 msg_rate:5" "send_bw -s 4096" "ib_send_bw -s 4096" || status=1
-perf_case "send_lat -e 64 B" 64 "t_typical:5" "send_lat -e -s 64" "ib_send_lat -e -s 64" || status=1
+perf_case "send_lat -e 64 B" 64 "t_typical:5" "send_lat -e -s 64" "ib_send_lat -e -s 64" c-may-hang || status=1
 pingpong_case || status=1
 "$j" perf-report "$raw" --plot "$out/perf-compare.png" | tee "$out/table.txt" || status=1
 if [ -s "$HUNG" ]; then # a case without a ratio says why

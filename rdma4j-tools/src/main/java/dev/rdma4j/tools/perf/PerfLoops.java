@@ -212,12 +212,8 @@ final class PerfLoops implements AutoCloseable {
             if (s < n) {
                 awaitSendRoom();
                 long now = System.nanoTime();
-                if (s == 0) {
-                    first = now;
-                } else if (record) {
-                    histogram.recordValue(Math.min(now - prev, MAX_INTERVAL_NS));
-                }
-                prev = now;
+                first = s == 0 ? now : first;
+                prev = interval(s, prev, now, record);
                 post(qp, send);
                 sendsOut++;
                 s++;
@@ -329,12 +325,8 @@ final class PerfLoops implements AutoCloseable {
 
         private void sendNext() throws PerfException {
             long now = System.nanoTime();
-            if (s == 0) {
-                first = now;
-            } else if (record) {
-                histogram.recordValue(Math.min(now - prev, MAX_INTERVAL_NS));
-            }
-            prev = now;
+            first = s == 0 ? now : first;
+            prev = interval(s, prev, now, record);
             post(qps[0], send);
             out++;
             s++;
@@ -406,12 +398,8 @@ final class PerfLoops implements AutoCloseable {
             }
             if (s < n) {
                 long now = System.nanoTime();
-                if (s == 0) {
-                    first = now;
-                } else if (record) {
-                    histogram.recordValue(Math.min(now - prev, MAX_INTERVAL_NS));
-                }
-                prev = now;
+                first = s == 0 ? now : first;
+                prev = interval(s, prev, now, record);
                 s++;
                 BYTE.setVolatile(buf, (long) size - 1, (byte) s);
                 post(qp, send);
@@ -453,12 +441,8 @@ final class PerfLoops implements AutoCloseable {
             if (now >= deadline) {
                 break;
             }
-            if (s == 0) {
-                first = now;
-            } else if (record) {
-                histogram.recordValue(Math.min(now - prev, MAX_INTERVAL_NS));
-            }
-            prev = now;
+            first = s == 0 ? now : first;
+            prev = interval(s, prev, now, record);
             post(qp, send);
             s++;
             while (cq.poll() == 0) {
@@ -467,6 +451,19 @@ final class PerfLoops implements AutoCloseable {
         }
         long end = System.nanoTime(); // after the last completion: one clock read an iteration, as perftest
         return latencyRow(size, s, end - first);
+    }
+
+    /**
+     * A post of a latency loop at {@code now}: records the interval since the previous post {@code prev} (none
+     * before the first, {@code s == 0}, or in the warm-up).
+     *
+     * @return {@code now}, the next interval's start
+     */
+    private long interval(long s, long prev, long now, boolean record) {
+        if (s > 0 && record) {
+            histogram.recordValue(Math.min(now - prev, MAX_INTERVAL_NS));
+        }
+        return now;
     }
 
     private Object latencyRow(int size, long iterations, long elapsedNs) {
