@@ -94,6 +94,78 @@ class CompletionHandlerDeviceTest {
         }
     }
 
+    /**
+     * The engine's whole turn in EVENT mode (epoll_wait, the channel's readiness, ibv_get_cq_event, the batched
+     * ack, re-arming, draining, the handler's view) and the poster's tryPost allocate nothing once warm: the JVM's
+     * per-thread counters of both threads around 1,000 RDMA writes, each completed through the handler before the
+     * next is posted (so every completion takes the event path). Counted in this device's C1-compiled guest too.
+     */
+    @Test
+    void eventDispatchToAHandlerAllocatesNothing() throws Exception {
+        var threads = (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
+        java.util.concurrent.atomic.AtomicLong handled = new java.util.concurrent.atomic.AtomicLong();
+        AtomicReference<Thread> engineThread = new AtomicReference<>();
+        try (Context ctx = TestDevice.device().open();
+             CompletionEngine engine = CompletionEngine.builder().name("test-engine-alloc").build();
+             ProtectionDomain pd = ctx.allocateProtectionDomain();
+             dev.rdma4j.SendBatch write = new dev.rdma4j.SendBatch(1, 1)) {
+            CompletionQueue cq = engine.createCompletionQueueWithHandler(ctx, 64, v -> {
+                if (!v.isSuccess()) {
+                    throw new IllegalStateException("completion failed: " + v.status());
+                }
+                engineThread.compareAndSet(null, Thread.currentThread());
+                handled.lazySet(handled.get() + 1); // written by the engine thread only
+            });
+            QueuePair[] qp = CompletionRoutingDeviceTest.connectedPair(pd, cq, 16);
+            try (MemoryRegion mem = pd.allocate(1 << 12, EnginePair.ALL)) {
+                write.write(7, mem, 0, 64, mem.remote(), 2048);
+                writes(qp[0], write, handled, 2_000); // warm up: class loading, linking, JIT
+                long poster = Thread.currentThread().threadId();
+                long engineId = engineThread.get().threadId();
+                long before = threads.getThreadAllocatedBytes(poster);
+                long engineBefore = threads.getThreadAllocatedBytes(engineId);
+                sink = new byte[100_000]; // positive control: the counter sees a known allocation
+                long control = threads.getThreadAllocatedBytes(poster) - before;
+                assertThat(control).isGreaterThanOrEqualTo(100_000);
+                before += control;
+                int n = 1_000;
+                writes(qp[0], write, handled, n);
+                long engineAllocated = threads.getThreadAllocatedBytes(engineId) - engineBefore;
+                long posterAllocated = threads.getThreadAllocatedBytes(poster) - before;
+                System.out.printf("engine dispatch: %d writes, engine thread %d B, poster %d B%n", n,
+                        engineAllocated, posterAllocated);
+                // nothing per completion; a few hundred bytes of one-off noise (a deoptimisation) are tolerated
+                assertThat(engineAllocated).as("engine thread, %d completions", n).isLessThan(1024);
+                assertThat(posterAllocated).as("poster, %d posts", n).isLessThan(1024);
+            } finally {
+                qp[0].close();
+                qp[1].close();
+                cq.close();
+            }
+        }
+    }
+
+    static volatile byte[] sink;
+
+    /** Posts {@code write} {@code n} times, each after the handler took the previous one's completion. */
+    private static void writes(QueuePair qp, dev.rdma4j.SendBatch write, java.util.concurrent.atomic.AtomicLong handled,
+            int n) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(T);
+        for (int i = 0; i < n; i++) {
+            long target = handled.get() + 1;
+            int rc = qp.tryPost(write);
+            if (rc != 0) {
+                throw new AssertionError("tryPost: errno " + rc);
+            }
+            while (handled.get() < target) {
+                if (System.nanoTime() > deadline) {
+                    throw new AssertionError("no completion within " + T + " s (write " + i + ")");
+                }
+                Thread.onSpinWait();
+            }
+        }
+    }
+
     @Test
     void aThrowingHandlerIsCountedAndTheEngineGoesOn() throws Exception {
         AtomicInteger calls = new AtomicInteger();

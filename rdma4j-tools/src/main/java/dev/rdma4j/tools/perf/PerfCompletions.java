@@ -82,7 +82,7 @@ abstract sealed class PerfCompletions implements AutoCloseable {
     @Override
     public abstract void close();
 
-    /** Takes completions on the engine thread (see {@link Engine#onEngine}); must not block. */
+    /** Takes completions on the engine thread (see {@link Engine#switchTo}); must not block. */
     interface OnEngine {
         /**
          * One completion.
