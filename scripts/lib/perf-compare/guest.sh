@@ -103,7 +103,7 @@ record() { # case metric impl round value
 # rdma4j's warm-up ends when neither side's JIT compiled for two rounds, or after this many seconds (the
 # tool's default, 120, is for a user's run; settling takes 5-25 s in the guest, and a run that has not settled
 # by then measures a JIT still at work, which shows as an outlying round). 20, not 25: with 25 the whole took
-# 27 min on 2026-11-25 (send_lat -e alone 313 s), over the 25 allowed.
+# 26 min on 2026-11-25 (send_lat -e alone 313 s), over the 25 allowed; with 20 (and C -e 2 x 10 s) 23 min 51 s.
 WARMUP_TIME=${PERF_COMPARE_WARMUP_TIME:-20}
 
 # perftest-style case: name, size, metric columns ("t_typical:5" or "bw:4 msgrate:5"), rdma4j args, C tool + args,
