@@ -62,7 +62,11 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
 
     private final PollingMode mode;
     private final IdleStrategy idle;
-    private final Thread thread;
+    private final String name;
+    /** Driven by a loop of the caller's ({@link Builder#externallyDriven()}), not a thread of its own. */
+    private final boolean external;
+    /** The engine's thread: its own, or (externally driven) the first to call {@link #runOnce}; null until then. */
+    private volatile Thread thread;
     private final int epfd;
     private final int wakeFd;
     private final Arena arena = Arena.ofShared();
@@ -93,8 +97,14 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
     private final int maxEvents = 64;
     private volatile boolean running = true;
     private int work; // completions dispatched in this turn (poll modes: whether to idle)
+    /** A CQ was left non-empty by its budget (event mode): look at the fds without waiting next turn. */
+    private boolean backlog;
+    /** Turns of the poll modes (epoll is looked at every 64th). */
+    private long rounds;
+    /** {@link #shutDown()} has run (externally driven: whichever turn or close came first). */
+    private boolean shutDownDone;
     /** What a {@link CompletionHandler} is given: one view, pointed at each completion in turn. */
-    private final CompletionView view;
+    private CompletionView view;
     /** {@link #pruneDead()}'s test. */
     private final java.util.function.Predicate<Driven> dead = this::forgetIfDead;
 
@@ -117,6 +127,8 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
     private CompletionEngine(Builder b) throws VerbsException {
         this.mode = b.mode;
         this.idle = b.idle.get();
+        this.name = b.name;
+        this.external = b.external;
         this.wcs = new WorkCompletions(b.pollBatch);
         this.events = arena.allocate(Libc.EPOLL_EVENT.byteSize() * maxEvents, 8);
         wakeOne.set(ValueLayout.JAVA_LONG, 0, 1L);
@@ -141,10 +153,14 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
             arena.close();
             throw Native.fail("epoll_ctl", -rc, "eventfd");
         }
-        this.thread = Thread.ofPlatform().daemon().name(b.name).unstarted(this::run);
-        this.view = new CompletionView(thread);
+        if (external) {
+            return; // bound to the first thread that calls runOnce
+        }
+        Thread t = Thread.ofPlatform().daemon().name(b.name).unstarted(this::run);
+        this.thread = t;
+        this.view = new CompletionView(t);
         try {
-            thread.start();
+            t.start();
         } catch (RuntimeException | Error e) { // no thread (e.g. out of memory): give the fds back
             Libc.close(wakeFd);
             Libc.close(epfd);
@@ -367,6 +383,86 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
     }
 
     /**
+     * Whether this engine runs no thread of its own but is driven by its caller's loop through {@link #runOnce}
+     * ({@link Builder#externallyDriven()}).
+     *
+     * @return {@code true} when externally driven
+     */
+    public boolean isExternallyDriven() {
+        return external;
+    }
+
+    /**
+     * One turn of an {@linkplain Builder#externallyDriven() externally driven} engine on the calling thread, which
+     * becomes the engine's thread at its first call (Netty's {@code IoHandler.run}): {@code epoll_wait} for at
+     * most {@code timeoutMillis} (0: do not wait; -1: until something happens), then what the engine's own thread
+     * does in one pass of its loop: wake-ups consumed, watched fds' handlers run, the completion channels' events
+     * taken ({@code ibv_get_cq_event} until EAGAIN), each ready CQ drained, re-armed ({@code ibv_req_notify_cq})
+     * and drained again, the tasks given to {@link #execute} run. In {@link PollingMode#BUSY_POLL} it never waits
+     * and polls every CQ; in {@link PollingMode#ADAPTIVE} it polls, and after its idle strategy is exhausted arms
+     * every CQ and waits as in event mode. After {@link #close()} the turn finishes the shut-down (tasks run,
+     * futures failed, events acknowledged, fds closed) and later turns do nothing.
+     *
+     * @param timeoutMillis how long to wait for something to happen: -1 (indefinitely), 0, or a number of ms;
+     *                      a CQ left non-empty by its per-turn budget makes the turn not wait
+     * @return how much was done: completions dispatched, fd events handled and tasks run
+     * @throws IllegalStateException    if the engine runs its own thread, or another thread drives it already
+     * @throws IllegalArgumentException if {@code timeoutMillis < -1}
+     */
+    public int runOnce(int timeoutMillis) {
+        if (!external) {
+            throw new IllegalStateException("CompletionEngine " + name + " runs on its own thread: runOnce is for an"
+                    + " engine built with externallyDriven()");
+        }
+        if (timeoutMillis < -1) {
+            throw new IllegalArgumentException("timeoutMillis must be -1, 0 or positive: " + timeoutMillis);
+        }
+        bindToCurrentThread();
+        if (shutDownDone) {
+            return 0;
+        }
+        try {
+            int done = running ? turn(timeoutMillis) : 0;
+            if (!running) {
+                shutDown();
+            }
+            return done;
+        } catch (Throwable t) {
+            terminationCause = t;
+            closed.set(true);
+            LOG.log(System.Logger.Level.ERROR, "completion engine " + name + " stopped by an error", t);
+            shutDown();
+            if (t instanceof Error e) {
+                throw e;
+            }
+            return 0;
+        }
+    }
+
+    /** Externally driven: the first caller becomes the engine's thread; any other caller later is refused. */
+    private synchronized void bindToCurrentThread() {
+        Thread me = Thread.currentThread();
+        if (thread == null) {
+            thread = me;
+            view = new CompletionView(me);
+            dev.rdma4j.internal.EngineThreads.markCurrent(name);
+        } else if (thread != me) {
+            throw new IllegalStateException("CompletionEngine " + name + " is driven by thread " + thread.getName()
+                    + ", not " + me.getName());
+        }
+    }
+
+    /**
+     * Wakes the engine's thread from its {@code epoll_wait} (an eventfd write, coalesced: while one is not yet
+     * consumed, more are not written): for the loop that drives an {@linkplain Builder#externallyDriven()
+     * externally driven} engine when it has work of its own (Netty's {@code IoHandler.wakeup}). Does nothing
+     * once the engine has shut down.
+     */
+    public void wakeUp() {
+        wake();
+    }
+
+    /**
      * Throws when a blocking call is made on the engine thread, where it would wait for completions that
      * only this thread delivers (Netty's {@code BlockingOperationException}).
      */
@@ -449,7 +545,7 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
 
     private RejectedExecutionException rejected() {
         Throwable cause = terminationCause;
-        RejectedExecutionException e = new RejectedExecutionException("CompletionEngine " + thread.getName()
+        RejectedExecutionException e = new RejectedExecutionException("CompletionEngine " + name
                 + (cause != null ? " died: " + cause : " is closed"));
         if (cause != null) {
             e.initCause(cause);
@@ -459,9 +555,14 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
 
     /** Runs {@code task} on the engine thread and waits for it (inline when already on it). */
     void call(Runnable task) {
-        if (Thread.currentThread() == thread) {
+        Thread bound = thread;
+        if (Thread.currentThread() == bound) {
             task.run();
             return;
+        }
+        if (bound == null && !closed.get()) { // externally driven, never turned: waiting could last forever
+            throw new IllegalStateException("CompletionEngine " + name + " is externally driven and no loop has"
+                    + " called runOnce yet: nothing would run this call");
         }
         CompletableFuture<Void> done = new CompletableFuture<>();
         enqueue(() -> {
@@ -522,7 +623,7 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
 
     private void callbackFailed(String what, RuntimeException e) {
         callbackFailures.increment();
-        LOG.log(System.Logger.Level.WARNING, what + " threw on engine thread " + thread.getName()
+        LOG.log(System.Logger.Level.WARNING, what + " threw on engine thread " + name
                 + "; the engine goes on", e);
     }
 
@@ -550,7 +651,7 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
     private void ensureOpen() {
         if (closed.get()) {
             Throwable cause = terminationCause;
-            throw new IllegalStateException("CompletionEngine " + thread.getName()
+            throw new IllegalStateException("CompletionEngine " + name
                     + (cause != null ? " died: " + cause : " is closed"), cause);
         }
     }
@@ -565,17 +666,15 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
     // ---------------------------------------------------------------- the engine thread
 
     private void run() {
-        dev.rdma4j.internal.EngineThreads.markCurrent(thread.getName());
+        dev.rdma4j.internal.EngineThreads.markCurrent(name);
         try {
-            switch (mode) {
-                case EVENT -> eventLoop();
-                case BUSY_POLL -> pollLoop(false);
-                case ADAPTIVE -> pollLoop(true);
+            while (running) {
+                turn(-1);
             }
         } catch (Throwable t) {
             terminationCause = t;
             closed.set(true);
-            LOG.log(System.Logger.Level.ERROR, "completion engine " + thread.getName() + " stopped by an error", t);
+            LOG.log(System.Logger.Level.ERROR, "completion engine " + name + " stopped by an error", t);
         } finally {
             shutDown();
         }
@@ -587,11 +686,15 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
      * writes finish before the eventfd is closed (Netty's cleanup); then the fds and native memory go.
      */
     private void shutDown() {
+        if (shutDownDone) {
+            return;
+        }
+        shutDownDone = true;
         running = false;
         try {
             runTasks();
         } catch (Throwable t) {
-            LOG.log(System.Logger.Level.ERROR, "a task failed while " + thread.getName() + " closed", t);
+            LOG.log(System.Logger.Level.ERROR, "a task failed while " + name + " closed", t);
         }
         Throwable cause = terminationCause;
         failAll(cause != null ? "completion engine died: " + cause : "completion engine closed", cause);
@@ -617,71 +720,89 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
         terminated.complete(null);
     }
 
-    private void eventLoop() {
-        boolean backlog = false; // a CQ left non-empty by its budget: look at the fds without waiting
-        while (running) {
-            int n = Libc.epollWait(epfd, events, maxEvents, backlog ? 0 : -1);
-            if (n < 0) {
-                if (-n == Libc.EINTR) {
-                    continue;
-                }
-                throw new IllegalStateException(Native.fail("epoll_wait", -n, null).getMessage());
+    /**
+     * One pass of the engine's loop (its own thread's, or an external loop's {@link #runOnce}).
+     *
+     * @param timeoutMillis the longest wait in epoll: -1 (the own thread: until an fd or a wake-up) or more
+     * @return the work done: completions, fd events, tasks
+     */
+    private int turn(int timeoutMillis) {
+        return switch (mode) {
+            case EVENT -> eventTurn(timeoutMillis);
+            case BUSY_POLL -> pollTurn(false, timeoutMillis);
+            case ADAPTIVE -> pollTurn(true, timeoutMillis);
+        };
+    }
+
+    private int eventTurn(int timeoutMillis) {
+        work = 0;
+        int n = Libc.epollWait(epfd, events, maxEvents, backlog ? 0 : timeoutMillis);
+        if (n < 0) {
+            if (-n == Libc.EINTR) {
+                return 0;
             }
-            handleEvents(n);
-            runTasks();
-            backlog = false;
-            for (int i = 0; i < driven.size() && running; i++) {
-                Driven d = driven.get(i);
-                if (d.ready) {
-                    d.ready = false;
-                    if (!armAndDrain(d)) {
-                        d.ready = true; // budget spent: more next turn, after the others
-                        backlog = true;
-                    }
+            throw new IllegalStateException(Native.fail("epoll_wait", -n, null).getMessage());
+        }
+        handleEvents(n);
+        work += n + runTasks();
+        backlog = false;
+        for (int i = 0; i < driven.size() && running; i++) {
+            Driven d = driven.get(i);
+            if (d.ready) {
+                d.ready = false;
+                if (!armAndDrain(d)) {
+                    d.ready = true; // budget spent: more next turn, after the others
+                    backlog = true;
                 }
+            }
+        }
+        pruneDead();
+        return work;
+    }
+
+    /**
+     * A pass of the poll modes: tasks, every CQ polled, epoll looked at every 64th pass. When nothing was done
+     * the idle strategy is asked; adaptive mode, once it is exhausted, sleeps in epoll (at most
+     * {@code timeoutMillis}).
+     */
+    private int pollTurn(boolean adaptive, int timeoutMillis) {
+        work = runTasks();
+        for (int i = 0; i < driven.size() && running; i++) {
+            drain(driven.get(i));
+        }
+        if ((++rounds & 63) == 0) {
+            int n = Libc.epollWait(epfd, events, maxEvents, 0); // wake-ups and async events
+            if (n > 0) {
+                work += n;
+                handleEvents(n);
             }
             pruneDead();
         }
-    }
-
-    private void pollLoop(boolean adaptive) {
-        long rounds = 0;
-        while (running) {
-            work = runTasks();
-            for (int i = 0; i < driven.size() && running; i++) {
-                drain(driven.get(i));
-            }
-            if ((++rounds & 63) == 0) {
-                int n = Libc.epollWait(epfd, events, maxEvents, 0); // wake-ups and async events
-                if (n > 0) {
-                    work += n;
-                    handleEvents(n);
-                }
-                pruneDead();
-            }
-            if (work > 0) {
-                idle.reset();
-            } else if (adaptive && idle.exhausted()) {
-                sleepUntilEvent();
-                idle.reset();
-            } else {
-                idle.idle(0);
-            }
+        int done = work;
+        if (done > 0) {
+            idle.reset();
+        } else if (adaptive && idle.exhausted()) {
+            sleepUntilEvent(timeoutMillis);
+            idle.reset();
+        } else {
+            idle.idle(0);
         }
+        return done + work;
     }
 
     /** Adaptive mode, idle for long: arm every CQ, drain once more, then sleep in epoll. */
-    private void sleepUntilEvent() {
+    private void sleepUntilEvent(int timeoutMillis) {
         work = 0;
         boolean emptied = true;
         for (int i = 0; i < driven.size(); i++) {
             emptied &= armAndDrain(driven.get(i));
         }
-        if (work > 0 || !emptied || !tasks.isEmpty()) {
+        if (work > 0 || !emptied || !tasks.isEmpty() || timeoutMillis == 0) {
             return;
         }
-        int n = Libc.epollWait(epfd, events, maxEvents, -1);
+        int n = Libc.epollWait(epfd, events, maxEvents, timeoutMillis);
         if (n > 0) {
+            work += n;
             handleEvents(n);
         }
     }
@@ -878,8 +999,27 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
             running = false;
             wake();
         }
-        if (!inEngineThread()) {
+        if (external) {
+            closeExternallyDriven();
+        } else if (!inEngineThread()) {
             terminated.join();
+        }
+    }
+
+    /**
+     * An externally driven engine's close: on its thread (or when no thread has driven it yet) the shut-down runs
+     * now; on another thread it is left to the driving loop's next {@link #runOnce}, and this returns at once
+     * (waiting could hang: nothing obliges that loop to turn again). {@link #isTerminated()} tells when it is done.
+     */
+    private void closeExternallyDriven() {
+        synchronized (this) {
+            if (thread == null) {
+                thread = Thread.currentThread(); // never driven: this thread finishes it, and no one drives it after
+                view = new CompletionView(thread);
+            }
+        }
+        if (thread == Thread.currentThread() && !shutDownDone) {
+            shutDown();
         }
     }
 
@@ -889,6 +1029,7 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
         private Supplier<IdleStrategy> idle;
         private String name = "rdma4j-engine";
         private int pollBatch = 32;
+        private boolean external;
 
         private Builder() {
         }
@@ -931,6 +1072,19 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
         }
 
         /**
+         * No thread of the engine's own: the caller's event loop drives it with {@link CompletionEngine#runOnce}
+         * and wakes it with {@link CompletionEngine#wakeUp()} (e.g. a Netty {@code IoHandler}); the first thread
+         * to call {@code runOnce} becomes the engine's thread, and callbacks run there. {@link #name} then names
+         * the engine in messages only.
+         *
+         * @return this
+         */
+        public Builder externallyDriven() {
+            this.external = true;
+            return this;
+        }
+
+        /**
          * Completions taken per {@code ibv_poll_cq}.
          *
          * @param n at least 1
@@ -942,7 +1096,7 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
         }
 
         /**
-         * Starts the engine thread.
+         * Starts the engine thread (none when {@linkplain #externallyDriven() externally driven}).
          *
          * @return the running engine
          * @throws VerbsException if epoll or the eventfd cannot be created
