@@ -1,0 +1,123 @@
+package dev.rdma4j.netty;
+
+import io.netty.channel.ChannelOption;
+import io.netty.channel.DefaultChannelConfig;
+import java.util.Map;
+
+/**
+ * The configuration of an {@link RdmaChannel}: Netty's options (auto-read, write buffer water marks, connect
+ * timeout, half-closure, allocators) and the {@link RdmaChannelOption}s, checked when set.
+ *
+ * <p>Threading: as Netty's {@code DefaultChannelConfig}: options may be set from any thread; the RDMA sizes are read
+ * once, on the event loop, when the connection is set up.
+ */
+public final class RdmaChannelConfig extends DefaultChannelConfig {
+    private volatile int receiveBuffers = 32;
+    private volatile int sendBuffers = 32;
+    private volatile int messageSize = 65_536;
+    private volatile int inlineThreshold;
+    private volatile boolean allowHalfClosure;
+
+    RdmaChannelConfig(RdmaChannel channel) {
+        super(channel);
+    }
+
+    @Override
+    public Map<ChannelOption<?>, Object> getOptions() {
+        return getOptions(super.getOptions(), RdmaChannelOption.RECEIVE_BUFFERS, RdmaChannelOption.SEND_BUFFERS,
+                RdmaChannelOption.MESSAGE_SIZE, RdmaChannelOption.INLINE_THRESHOLD, ChannelOption.ALLOW_HALF_CLOSURE);
+    }
+
+    @Override
+    @SuppressWarnings("unchecked")
+    public <T> T getOption(ChannelOption<T> option) {
+        if (option == RdmaChannelOption.RECEIVE_BUFFERS) {
+            return (T) Integer.valueOf(receiveBuffers);
+        }
+        if (option == RdmaChannelOption.SEND_BUFFERS) {
+            return (T) Integer.valueOf(sendBuffers);
+        }
+        if (option == RdmaChannelOption.MESSAGE_SIZE) {
+            return (T) Integer.valueOf(messageSize);
+        }
+        if (option == RdmaChannelOption.INLINE_THRESHOLD) {
+            return (T) Integer.valueOf(inlineThreshold);
+        }
+        if (option == ChannelOption.ALLOW_HALF_CLOSURE) {
+            return (T) Boolean.valueOf(allowHalfClosure);
+        }
+        return super.getOption(option);
+    }
+
+    @Override
+    public <T> boolean setOption(ChannelOption<T> option, T value) {
+        validate(option, value);
+        if (option == RdmaChannelOption.RECEIVE_BUFFERS) {
+            receiveBuffers = inRange("RECEIVE_BUFFERS", (Integer) value, 2, 65_535);
+        } else if (option == RdmaChannelOption.SEND_BUFFERS) {
+            sendBuffers = inRange("SEND_BUFFERS", (Integer) value, 1, 65_535);
+        } else if (option == RdmaChannelOption.MESSAGE_SIZE) {
+            messageSize = inRange("MESSAGE_SIZE", (Integer) value, 64, 16 << 20);
+        } else if (option == RdmaChannelOption.INLINE_THRESHOLD) {
+            inlineThreshold = inRange("INLINE_THRESHOLD", (Integer) value, 0, 65_535);
+        } else if (option == ChannelOption.ALLOW_HALF_CLOSURE) {
+            allowHalfClosure = (Boolean) value;
+        } else {
+            return super.setOption(option, value);
+        }
+        return true;
+    }
+
+    private static int inRange(String name, int value, int min, int max) {
+        if (value < min || value > max) {
+            throw new IllegalArgumentException(name + " must be in [" + min + ", " + max + "]: " + value);
+        }
+        return value;
+    }
+
+    /**
+     * Receive buffers posted for the peer ({@link RdmaChannelOption#RECEIVE_BUFFERS}).
+     *
+     * @return the count
+     */
+    public int getReceiveBuffers() {
+        return receiveBuffers;
+    }
+
+    /**
+     * Registered send buffers ({@link RdmaChannelOption#SEND_BUFFERS}).
+     *
+     * @return the count
+     */
+    public int getSendBuffers() {
+        return sendBuffers;
+    }
+
+    /**
+     * Bytes per send and receive buffer ({@link RdmaChannelOption#MESSAGE_SIZE}).
+     *
+     * @return the size
+     */
+    public int getMessageSize() {
+        return messageSize;
+    }
+
+    /**
+     * The largest message sent inline ({@link RdmaChannelOption#INLINE_THRESHOLD}).
+     *
+     * @return bytes, 0 for none
+     */
+    public int getInlineThreshold() {
+        return inlineThreshold;
+    }
+
+    /**
+     * Whether the peer's {@code shutdownOutput()} only ends the input (a {@code ChannelInputShutdownEvent}) rather
+     * than closing the channel ({@link ChannelOption#ALLOW_HALF_CLOSURE}).
+     *
+     * @return {@code true} if so
+     */
+    public boolean isAllowHalfClosure() {
+        return allowHalfClosure;
+    }
+}

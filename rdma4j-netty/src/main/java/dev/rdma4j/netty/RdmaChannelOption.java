@@ -1,0 +1,39 @@
+package dev.rdma4j.netty;
+
+import io.netty.channel.ChannelOption;
+
+/**
+ * The options of an {@link RdmaChannel} beside Netty's own ({@code CONNECT_TIMEOUT_MILLIS}, {@code AUTO_READ},
+ * {@code ALLOW_HALF_CLOSURE}, {@code WRITE_BUFFER_WATER_MARK}, ...): the sizes of the registered buffers a connection
+ * sends from and receives into. Set them on the client's {@code Bootstrap} or as the server's child options; they
+ * apply when the connection is set up, and a change afterwards has no effect on it.
+ *
+ * <p>Threading: immutable constants.
+ *
+ * @param <T> the option's value type
+ */
+public final class RdmaChannelOption<T> extends ChannelOption<T> {
+    /**
+     * Receive buffers posted for the peer ({@code ibv_post_recv}); each is a credit the peer spends on one message.
+     * Default 32, at least 2.
+     */
+    public static final ChannelOption<Integer> RECEIVE_BUFFERS = valueOf(RdmaChannelOption.class, "RECEIVE_BUFFERS");
+    /** Registered send buffers: messages in flight at once ({@code ibv_post_send}). Default 32, at least 1. */
+    public static final ChannelOption<Integer> SEND_BUFFERS = valueOf(RdmaChannelOption.class, "SEND_BUFFERS");
+    /**
+     * Bytes of each send and receive buffer: the largest RDMA SEND; writes are cut into (and small writes packed
+     * into) messages of at most the smaller of both sides' sizes. Default 65,536; 64 to 16 MiB.
+     */
+    public static final ChannelOption<Integer> MESSAGE_SIZE = valueOf(RdmaChannelOption.class, "MESSAGE_SIZE");
+    /**
+     * Messages of at most this many bytes are sent inline ({@code IBV_SEND_INLINE}: the CPU copies them into the
+     * work request, the device need not read the send buffer). Default 0 (never); at most what the device allows
+     * for the QP ({@code max_inline_data}), else the connection's set-up fails.
+     */
+    public static final ChannelOption<Integer> INLINE_THRESHOLD = valueOf(RdmaChannelOption.class, "INLINE_THRESHOLD");
+
+    @SuppressWarnings("deprecation")
+    private RdmaChannelOption() {
+        super(null);
+    }
+}

@@ -1,0 +1,380 @@
+package dev.rdma4j.netty;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.netty.bootstrap.Bootstrap;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.socket.ChannelInputShutdownEvent;
+import io.netty.handler.codec.http.DefaultFullHttpRequest;
+import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpClientCodec;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpObjectAggregator;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpServerCodec;
+import io.netty.handler.codec.http.HttpVersion;
+import java.io.ByteArrayOutputStream;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.zip.CRC32;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Netty's own patterns over {@link RdmaChannel} on the device (rxe0 in the guest): echo, discard with a checksum,
+ * half-close, the peer's close, and HTTP/1.1 with Netty's codecs; Netty's leak detector at PARANOID counts no leak.
+ */
+@Tag("device")
+class RdmaChannelDeviceTest {
+    private static final long T = 120;
+    private static EventLoopGroup group;
+
+    static {
+        NettyTestSupport.init();
+    }
+
+    @BeforeAll
+    static void start() {
+        group = new MultiThreadIoEventLoopGroup(2, RdmaIoHandler.newFactory());
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        group.shutdownGracefully(0, 5, TimeUnit.SECONDS).sync();
+        assertThat(NettyTestSupport.leaksAfterGc()).as("leaks Netty's detector reported").isZero();
+    }
+
+    private static Channel server(InetSocketAddress address, ChannelInitializer<Channel> child, Object... options)
+            throws Exception {
+        ServerBootstrap b = new ServerBootstrap().group(group).channel(RdmaServerChannel.class).childHandler(child);
+        for (int i = 0; i < options.length; i += 2) {
+            childOption(b, options[i], options[i + 1]);
+        }
+        return b.bind(address).sync().channel();
+    }
+
+    @SuppressWarnings("unchecked")
+    private static <T> void childOption(ServerBootstrap b, Object option, Object value) {
+        b.childOption((ChannelOption<T>) option, (T) value);
+    }
+
+    @SuppressWarnings("unchecked")
+    private static <T> void option(Bootstrap b, Object option, Object value) {
+        b.option((ChannelOption<T>) option, (T) value);
+    }
+
+    private static Channel client(InetSocketAddress address, ChannelInboundHandlerAdapter handler, Object... options)
+            throws Exception {
+        Bootstrap b = new Bootstrap().group(group).channel(RdmaChannel.class).handler(handler);
+        for (int i = 0; i < options.length; i += 2) {
+            option(b, options[i], options[i + 1]);
+        }
+        return b.connect(address).sync().channel();
+    }
+
+    /** Writes back what it reads. */
+    private static final class Echo extends ChannelInboundHandlerAdapter {
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            ctx.write(msg);
+        }
+
+        @Override
+        public void channelReadComplete(ChannelHandlerContext ctx) {
+            ctx.flush();
+        }
+    }
+
+    /** Collects what it reads until {@code expected} bytes came. */
+    private static final class Collect extends ChannelInboundHandlerAdapter {
+        final ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        final CompletableFuture<byte[]> done = new CompletableFuture<>();
+        final int expected;
+
+        Collect(int expected) {
+            this.expected = expected;
+        }
+
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            ByteBuf b = (ByteBuf) msg;
+            try {
+                byte[] a = new byte[b.readableBytes()];
+                b.readBytes(a);
+                bytes.writeBytes(a);
+            } finally {
+                b.release();
+            }
+            if (bytes.size() >= expected) {
+                done.complete(bytes.toByteArray());
+            }
+        }
+
+        @Override
+        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+            done.completeExceptionally(cause);
+        }
+    }
+
+    private static byte[] random(int n, long seed) {
+        byte[] a = new byte[n];
+        new Random(seed).nextBytes(a);
+        return a;
+    }
+
+    private static void echo(Object... options) throws Exception {
+        InetSocketAddress address = NettyTestSupport.address();
+        Channel server = server(address, new ChannelInitializer<>() {
+            @Override
+            protected void initChannel(Channel ch) {
+                ch.pipeline().addLast(new Echo());
+            }
+        }, options);
+        try {
+            // writes of many sizes: packed into messages and cut across them
+            int[] sizes = {1, 7, 100, 1_000, 4_096, 65_536, 65_537, 300_000, 3, 0, 12_345};
+            int total = 0;
+            for (int s : sizes) {
+                total += s;
+            }
+            byte[] data = random(total, 42);
+            Collect collect = new Collect(total);
+            Channel c = client(address, collect, options);
+            int off = 0;
+            for (int s : sizes) {
+                c.write(Unpooled.wrappedBuffer(data, off, s));
+                off += s;
+            }
+            c.flush();
+            assertThat(collect.done.get(T, TimeUnit.SECONDS)).isEqualTo(data);
+            c.close().sync();
+        } finally {
+            server.close().sync();
+        }
+    }
+
+    @Test
+    void echoesWritesOfEverySize() throws Exception {
+        echo();
+    }
+
+    @Test
+    void echoesWithFewSmallBuffersByCredits() throws Exception {
+        // 2 receive buffers of 256 bytes: every message waits for a credit, none may meet RNR
+        echo(RdmaChannelOption.RECEIVE_BUFFERS, 2, RdmaChannelOption.SEND_BUFFERS, 2, RdmaChannelOption.MESSAGE_SIZE,
+                256);
+    }
+
+    @Test
+    void discardsAStreamWithTheSameChecksum() throws Exception {
+        InetSocketAddress address = NettyTestSupport.address();
+        long total = 1L << 30; // 1 GiB
+        CompletableFuture<Long> serverCrc = new CompletableFuture<>();
+        Channel server = server(address, new ChannelInitializer<>() {
+            @Override
+            protected void initChannel(Channel ch) {
+                ch.pipeline().addLast(new ChannelInboundHandlerAdapter() {
+                    final CRC32 crc = new CRC32();
+                    long n;
+
+                    @Override
+                    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+                        ByteBuf b = (ByteBuf) msg;
+                        n += b.readableBytes();
+                        crc.update(b.nioBuffer());
+                        b.release();
+                        if (n == total) {
+                            serverCrc.complete(crc.getValue());
+                        }
+                    }
+                });
+            }
+        });
+        try {
+            Channel c = client(address, new ChannelInboundHandlerAdapter());
+            CRC32 crc = new CRC32();
+            byte[] chunk = random(65_536, 7);
+            long sent = 0;
+            ChannelFuture last = null;
+            while (sent < total) {
+                if (!c.isWritable()) { // back-pressure: wait for the outbound buffer to drain below its low mark
+                    CompletableFuture<Void> writable = new CompletableFuture<>();
+                    c.eventLoop().execute(() -> {
+                        if (c.isWritable()) {
+                            writable.complete(null);
+                        } else {
+                            c.pipeline().addLast(new ChannelInboundHandlerAdapter() {
+                                @Override
+                                public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+                                    if (ctx.channel().isWritable()) {
+                                        ctx.pipeline().remove(this);
+                                        writable.complete(null);
+                                    }
+                                }
+                            });
+                        }
+                    });
+                    writable.get(T, TimeUnit.SECONDS);
+                }
+                chunk[0] = (byte) sent; // not the same bytes every time
+                crc.update(chunk);
+                last = c.writeAndFlush(Unpooled.copiedBuffer(chunk));
+                sent += chunk.length;
+            }
+            last.sync();
+            assertThat(serverCrc.get(T, TimeUnit.SECONDS)).isEqualTo(crc.getValue());
+            c.close().sync();
+        } finally {
+            server.close().sync();
+        }
+    }
+
+    @Test
+    void halfCloseEndsThePeersInputAndItsAnswerStillArrives() throws Exception {
+        InetSocketAddress address = NettyTestSupport.address();
+        CompletableFuture<Integer> serverSawEnd = new CompletableFuture<>();
+        Channel server = server(address, new ChannelInitializer<>() {
+            @Override
+            protected void initChannel(Channel ch) {
+                ch.pipeline().addLast(new ChannelInboundHandlerAdapter() {
+                    int n;
+
+                    @Override
+                    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+                        n += ((ByteBuf) msg).readableBytes();
+                        ((ByteBuf) msg).release();
+                    }
+
+                    @Override
+                    public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+                        if (evt instanceof ChannelInputShutdownEvent) {
+                            serverSawEnd.complete(n);
+                            ctx.writeAndFlush(Unpooled.copiedBuffer("bye", StandardCharsets.US_ASCII))
+                                    .addListener(f -> ctx.close());
+                        }
+                    }
+                });
+            }
+        }, ChannelOption.ALLOW_HALF_CLOSURE, true);
+        try {
+            Collect collect = new Collect(3);
+            RdmaChannel c = (RdmaChannel) client(address, collect);
+            c.writeAndFlush(Unpooled.copiedBuffer(random(5_000, 1))).sync();
+            c.shutdownOutput().sync();
+            assertThat(c.isOutputShutdown()).isTrue();
+            assertThat(serverSawEnd.get(T, TimeUnit.SECONDS)).isEqualTo(5_000);
+            assertThat(new String(collect.done.get(T, TimeUnit.SECONDS), StandardCharsets.US_ASCII)).isEqualTo("bye");
+            // the server closed after its answer: the client's channel closes too
+            assertThat(c.closeFuture().await(T, TimeUnit.SECONDS)).isTrue();
+        } finally {
+            server.close().sync();
+        }
+    }
+
+    @Test
+    void thePeersCloseClosesTheChannel() throws Exception {
+        InetSocketAddress address = NettyTestSupport.address();
+        Channel server = server(address, new ChannelInitializer<>() {
+            @Override
+            protected void initChannel(Channel ch) {
+                ch.pipeline().addLast(new ChannelInboundHandlerAdapter() {
+                    @Override
+                    public void channelActive(ChannelHandlerContext ctx) {
+                        ctx.writeAndFlush(Unpooled.copiedBuffer("last words", StandardCharsets.US_ASCII))
+                                .addListener(f -> ctx.close());
+                    }
+                });
+            }
+        });
+        try {
+            Collect collect = new Collect(10);
+            Channel c = client(address, collect);
+            assertThat(new String(collect.done.get(T, TimeUnit.SECONDS), StandardCharsets.US_ASCII))
+                    .isEqualTo("last words");
+            assertThat(c.closeFuture().await(T, TimeUnit.SECONDS)).as("closed after the peer's close").isTrue();
+            assertThat(c.isActive()).isFalse();
+        } finally {
+            server.close().sync();
+        }
+    }
+
+    @Test
+    void connectingToNoListenerFails() throws Exception {
+        InetSocketAddress address = NettyTestSupport.address();
+        ChannelFuture f = new Bootstrap().group(group).channel(RdmaChannel.class)
+                .handler(new ChannelInboundHandlerAdapter()).connect(address);
+        assertThat(f.await(T, TimeUnit.SECONDS)).isTrue();
+        assertThat(f.isSuccess()).isFalse();
+        assertThat(f.cause()).isInstanceOf(java.io.IOException.class);
+        assertThat(f.channel().closeFuture().await(T, TimeUnit.SECONDS)).isTrue();
+    }
+
+    @Test
+    void http11WithNettysOwnCodecs() throws Exception {
+        InetSocketAddress address = NettyTestSupport.address();
+        Channel server = server(address, new ChannelInitializer<>() {
+            @Override
+            protected void initChannel(Channel ch) {
+                ch.pipeline().addLast(new HttpServerCodec(), new HttpObjectAggregator(1 << 20),
+                        new ChannelInboundHandlerAdapter() {
+                            @Override
+                            public void channelRead(ChannelHandlerContext ctx, Object msg) {
+                                FullHttpRequest req = (FullHttpRequest) msg;
+                                String body = "hello " + req.uri() + " " + req.content().readableBytes();
+                                req.release();
+                                FullHttpResponse res = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1,
+                                        HttpResponseStatus.OK, Unpooled.copiedBuffer(body, StandardCharsets.UTF_8));
+                                res.headers().setInt(HttpHeaderNames.CONTENT_LENGTH, res.content().readableBytes());
+                                ctx.writeAndFlush(res);
+                            }
+                        });
+            }
+        });
+        try {
+            java.util.concurrent.BlockingQueue<String> answers = new java.util.concurrent.LinkedBlockingQueue<>();
+            Channel c = new Bootstrap().group(group).channel(RdmaChannel.class).handler(new ChannelInitializer<>() {
+                @Override
+                protected void initChannel(Channel ch) {
+                    ch.pipeline().addLast(new HttpClientCodec(), new HttpObjectAggregator(1 << 20),
+                            new ChannelInboundHandlerAdapter() {
+                                @Override
+                                public void channelRead(ChannelHandlerContext ctx, Object msg) {
+                                    FullHttpResponse res = (FullHttpResponse) msg;
+                                    answers.add(res.status().code() + " "
+                                            + res.content().toString(StandardCharsets.UTF_8));
+                                    res.release();
+                                }
+                            });
+                }
+            }).connect(address).sync().channel();
+            for (int i = 0; i < 3; i++) { // keep-alive: three requests on one connection
+                FullHttpRequest req = new DefaultFullHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.POST, "/r" + i,
+                        Unpooled.wrappedBuffer(random(100_000, i)));
+                req.headers().set(HttpHeaderNames.HOST, "rdma").setInt(HttpHeaderNames.CONTENT_LENGTH, 100_000);
+                c.writeAndFlush(req);
+                assertThat(answers.poll(T, TimeUnit.SECONDS)).isEqualTo("200 hello /r" + i + " 100000");
+            }
+            c.close().sync();
+        } finally {
+            server.close().sync();
+        }
+    }
+}
