@@ -253,7 +253,9 @@ public final class RdmaChannel extends AbstractChannel implements DuplexChannel 
         return new ConnectionSetup() {
             @Override
             public QueuePair.Builder configure(Context context) throws VerbsException {
-                RdmaPipe t = new RdmaPipe(RdmaChannel.this, handler().engine(), context, config, peer);
+                RegisteredMemory memory = handler().memory(context);
+                RdmaPipe t = new RdmaPipe(RdmaChannel.this, handler().engine(), context, memory, config, peer);
+                config.registeredMemory(memory.allocator());
                 pipe = t;
                 return t.queuePairBuilder();
             }
@@ -582,6 +584,12 @@ public final class RdmaChannel extends AbstractChannel implements DuplexChannel 
             }
         }));
         return promise;
+    }
+
+    /** For tests: messages sent straight from registered application memory so far. */
+    long zeroCopySends() {
+        RdmaPipe t = pipe;
+        return t == null ? 0 : t.zeroCopySends;
     }
 
     @Override

@@ -17,15 +17,34 @@ public final class RdmaChannelConfig extends DefaultChannelConfig {
     private volatile int messageSize = 65_536;
     private volatile int inlineThreshold;
     private volatile boolean allowHalfClosure;
+    private volatile boolean registeredAllocator;
+    /** The loop's registered allocator once the connection is set up. */
+    private volatile RdmaByteBufAllocator registered;
 
     RdmaChannelConfig(RdmaChannel channel) {
         super(channel);
     }
 
+    /** Set up: the allocator of the loop's registered memory on the connection's device. */
+    void registeredMemory(RdmaByteBufAllocator allocator) {
+        this.registered = allocator;
+    }
+
+    /**
+     * The channel's allocator: with {@link RdmaChannelOption#REGISTERED_ALLOCATOR} and once connected, the event
+     * loop's {@link RdmaByteBufAllocator}; otherwise the configured one.
+     */
+    @Override
+    public io.netty.buffer.ByteBufAllocator getAllocator() {
+        RdmaByteBufAllocator r = registered;
+        return registeredAllocator && r != null ? r : super.getAllocator();
+    }
+
     @Override
     public Map<ChannelOption<?>, Object> getOptions() {
         return getOptions(super.getOptions(), RdmaChannelOption.RECEIVE_BUFFERS, RdmaChannelOption.SEND_BUFFERS,
-                RdmaChannelOption.MESSAGE_SIZE, RdmaChannelOption.INLINE_THRESHOLD, ChannelOption.ALLOW_HALF_CLOSURE);
+                RdmaChannelOption.MESSAGE_SIZE, RdmaChannelOption.INLINE_THRESHOLD, ChannelOption.ALLOW_HALF_CLOSURE,
+                RdmaChannelOption.REGISTERED_ALLOCATOR);
     }
 
     @Override
@@ -46,6 +65,9 @@ public final class RdmaChannelConfig extends DefaultChannelConfig {
         if (option == ChannelOption.ALLOW_HALF_CLOSURE) {
             return (T) Boolean.valueOf(allowHalfClosure);
         }
+        if (option == RdmaChannelOption.REGISTERED_ALLOCATOR) {
+            return (T) Boolean.valueOf(registeredAllocator);
+        }
         return super.getOption(option);
     }
 
@@ -62,6 +84,8 @@ public final class RdmaChannelConfig extends DefaultChannelConfig {
             inlineThreshold = inRange("INLINE_THRESHOLD", (Integer) value, 0, 65_535);
         } else if (option == ChannelOption.ALLOW_HALF_CLOSURE) {
             allowHalfClosure = (Boolean) value;
+        } else if (option == RdmaChannelOption.REGISTERED_ALLOCATOR) {
+            registeredAllocator = (Boolean) value;
         } else {
             return super.setOption(option, value);
         }
@@ -109,6 +133,16 @@ public final class RdmaChannelConfig extends DefaultChannelConfig {
      */
     public int getInlineThreshold() {
         return inlineThreshold;
+    }
+
+    /**
+     * Whether {@code alloc()} hands out registered memory once connected ({@link
+     * RdmaChannelOption#REGISTERED_ALLOCATOR}).
+     *
+     * @return {@code true} if so
+     */
+    public boolean isRegisteredAllocator() {
+        return registeredAllocator;
     }
 
     /**

@@ -32,6 +32,15 @@ public final class RdmaChannelOption<T> extends ChannelOption<T> {
      */
     public static final ChannelOption<Integer> INLINE_THRESHOLD = valueOf(RdmaChannelOption.class, "INLINE_THRESHOLD");
 
+    /**
+     * Whether the channel's {@code alloc()} is its event loop's {@link RdmaByteBufAllocator}: direct buffers of 4 KiB
+     * to 1 MiB are then registered memory, and writes of them (and of their slices) leave without a copy. Received
+     * buffers are registered memory too: echoing one back is never copied. Default {@code false} (the configured
+     * allocator; writes of 4 KiB and more from registered memory are sent without a copy all the same).
+     */
+    public static final ChannelOption<Boolean> REGISTERED_ALLOCATOR =
+            valueOf(RdmaChannelOption.class, "REGISTERED_ALLOCATOR");
+
     @SuppressWarnings("deprecation")
     private RdmaChannelOption() {
         super(null);

@@ -47,6 +47,8 @@ public final class RdmaIoHandler implements IoHandler {
     private final Set<Registration> registrations = new HashSet<>();
     /** rdma_cm's events of this loop's listeners and outgoing connections; made when first needed. */
     private CmEventChannel cm;
+    /** Per device context: the PD this loop's channels share, its allocator and its regions by address. */
+    private final java.util.Map<dev.rdma4j.Context, RegisteredMemory> memories = new java.util.HashMap<>();
 
     private RdmaIoHandler(ThreadAwareExecutor executor, PollingMode mode) {
         this.executor = Objects.requireNonNull(executor, "executor");
@@ -121,9 +123,13 @@ public final class RdmaIoHandler implements IoHandler {
         }
     }
 
-    /** Last: the rdma_cm event channel and the engine (its epoll fd, eventfd and completion channels). */
+    /**
+     * Last: the registered memory (free chunks now; the rest, and the PDs, when their last buffer is released), the
+     * rdma_cm event channel and the engine (its epoll fd, eventfd and completion channels).
+     */
     @Override
     public void destroy() {
+        memories.values().forEach(RegisteredMemory::close);
         if (cm != null) {
             try {
                 cm.close();
@@ -157,6 +163,16 @@ public final class RdmaIoHandler implements IoHandler {
     /** The loop's engine: CQs of its channels are created on it (loop thread only). */
     CompletionEngine engine() {
         return engine;
+    }
+
+    /** The registered memory of this loop on {@code context}'s device, made on first use (loop thread only). */
+    RegisteredMemory memory(dev.rdma4j.Context context) throws VerbsException {
+        RegisteredMemory m = memories.get(context);
+        if (m == null) {
+            m = new RegisteredMemory(context, io.netty.buffer.ByteBufAllocator.DEFAULT);
+            memories.put(context, m);
+        }
+        return m;
     }
 
     /** The loop's rdma_cm event channel, made on first use (loop thread only). */

@@ -44,6 +44,10 @@ final class RdmaPipe {
     static final int GRANT_MASK = 0xFFFF;
     /** wr_id of a message without a send buffer (credits, end of stream). */
     private static final long CONTROL = -1;
+    /** wr_id of a message sent from the application's registered buffer (held until it completes). */
+    private static final long ZERO_COPY = -2;
+    /** Readable bytes from which a write in registered memory is sent from it rather than copied. */
+    static final int ZERO_COPY_MIN = RdmaByteBufAllocator.MIN_BLOCK;
     /** Send queue room beyond the send buffers, for control messages. */
     private static final int CONTROL_ROOM = 4;
     private static final ResourceLeakDetector<ByteBuf> LEAKS =
@@ -74,7 +78,7 @@ final class RdmaPipe {
 
     private final RdmaChannel channel;
     private final CompletionEngine engine;
-    private final ProtectionDomain pd;
+    private final RegisteredMemory memory;
     private final CompletionQueue cq;
     private final MemoryRegion sendRegion;
     private final MemoryRegion recvRegion;
@@ -93,6 +97,10 @@ final class RdmaPipe {
     private final ArrayDeque<ByteBuf> queued = new ArrayDeque<>();
     /** Receive buffers held by the application (released from any thread). */
     private final AtomicInteger lent = new AtomicInteger();
+    /** The buffers zero-copy sends in flight read from, in posting order (send completions come in that order). */
+    private final ArrayDeque<ByteBuf> held = new ArrayDeque<>();
+    /** Messages sent from registered application memory, without a copy (for tests). */
+    long zeroCopySends;
 
     private Peer peer;
     private int sendSize;
@@ -116,17 +124,18 @@ final class RdmaPipe {
     private boolean receiveSideFreed;
     private ScheduledFuture<?> lingerTimer;
 
-    RdmaPipe(RdmaChannel channel, CompletionEngine engine, Context context, RdmaChannelConfig config, Peer peer)
-            throws VerbsException {
+    RdmaPipe(RdmaChannel channel, CompletionEngine engine, Context context, RegisteredMemory memory,
+            RdmaChannelConfig config, Peer peer) throws VerbsException {
         this.channel = channel;
         this.engine = engine;
+        this.memory = memory;
+        ProtectionDomain pd = memory.protectionDomain();
         this.sendSlots = config.getSendBuffers();
         this.recvSlots = config.getReceiveBuffers();
         this.size = config.getMessageSize();
         this.inlineThreshold = config.getInlineThreshold();
         this.sqCapacity = sendSlots + CONTROL_ROOM;
         this.peer = peer;
-        this.pd = context.allocateProtectionDomain();
         CompletionQueue q = null;
         MemoryRegion s = null;
         try {
@@ -136,9 +145,9 @@ final class RdmaPipe {
         } catch (VerbsException | RuntimeException e) {
             closeQuietly(s);
             closeQuietly(q);
-            closeQuietly(pd);
             throw e;
         }
+        memory.add(recvRegion); // a received buffer written back (echo) leaves without a copy
         this.cq = q;
         this.sendRegion = s;
         this.batch = new SendBatch(Math.min(sendSlots, 64), 1);
@@ -152,7 +161,7 @@ final class RdmaPipe {
     }
 
     QueuePair.Builder queuePairBuilder() {
-        QueuePair.Builder b = QueuePair.builder(pd, QpType.RC).completionQueue(cq).capacity(sqCapacity, recvSlots)
+        QueuePair.Builder b = QueuePair.builder(memory.protectionDomain(), QpType.RC).completionQueue(cq).capacity(sqCapacity, recvSlots)
                 .maxSge(1, 1);
         return inlineThreshold > 0 ? b.maxInlineData(inlineThreshold) : b;
     }
@@ -220,8 +229,24 @@ final class RdmaPipe {
                 in.remove();
                 continue;
             }
-            if (!canSend(true)) {
+            ByteBuf first = (ByteBuf) m;
+            RegisteredMemory.Located at = zeroCopy(first);
+            if (!canSend(at == null)) {
                 break;
+            }
+            if (at != null) { // straight from the application's registered memory: held until the send completes
+                int len = Math.min(first.readableBytes(), sendSize);
+                batch.sendWithImmediate(ZERO_COPY, at.region(), at.offset(), len, takeGrants(0));
+                held.add(first.retain());
+                in.removeBytes(len);
+                zeroCopySends++;
+                sendCredits--;
+                sqOutstanding++;
+                if (++n == batch.capacity()) {
+                    post(batch);
+                    n = 0;
+                }
+                continue;
             }
             int slot = (int) (sendHead % sendSlots);
             ByteBuffer v = sendViews[slot];
@@ -235,6 +260,9 @@ final class RdmaPipe {
                 if (take == 0) {
                     in.remove();
                     continue;
+                }
+                if (v.position() > 0 && zeroCopy(b) != null) {
+                    break; // it goes on its own, without a copy
                 }
                 int limit = v.limit();
                 v.limit(v.position() + take);
@@ -262,6 +290,12 @@ final class RdmaPipe {
         if (endPending && !writeBlocked) {
             trySendEnd();
         }
+    }
+
+    /** Where {@code b}'s next message lies in registered memory of this loop, if it is large enough to be sent so. */
+    private RegisteredMemory.Located zeroCopy(ByteBuf b) {
+        int readable = b.readableBytes();
+        return readable >= ZERO_COPY_MIN ? memory.locate(b, Math.min(readable, sendSize)) : null;
     }
 
     private void post(SendBatch b) throws IOException {
@@ -340,8 +374,14 @@ final class RdmaPipe {
 
     private void onSent(CompletionView wc) {
         sqOutstanding--;
-        if (wc.wrId() != CONTROL) {
+        long id = wc.wrId();
+        if (id >= 0) {
             sendTail++;
+        } else if (id == ZERO_COPY) {
+            ByteBuf b = held.poll();
+            if (b != null) {
+                b.release();
+            }
         }
         if (!wc.isSuccess()) {
             failed("send", wc);
@@ -531,6 +571,10 @@ final class RdmaPipe {
         } else if (qp != null) {
             closeQuietly(qp);
         }
+        ByteBuf h; // the QP is gone: the device reads none of them any more
+        while ((h = held.poll()) != null) {
+            h.release();
+        }
         closeQuietly(cq);
         batch.close();
         control.close();
@@ -546,8 +590,8 @@ final class RdmaPipe {
             return;
         }
         receiveSideFreed = true;
+        memory.remove(recvRegion);
         closeQuietly(recvRegion);
-        closeQuietly(pd);
     }
 
     private static void closeQuietly(AutoCloseable c) {

@@ -64,6 +64,11 @@ class RdmaChannelDeviceTest {
 
     private static Channel server(InetSocketAddress address, ChannelInitializer<Channel> child, Object... options)
             throws Exception {
+        return server(group, address, child, options);
+    }
+
+    private static Channel server(EventLoopGroup group, InetSocketAddress address, ChannelInitializer<Channel> child,
+            Object... options) throws Exception {
         ServerBootstrap b = new ServerBootstrap().group(group).channel(RdmaServerChannel.class).childHandler(child);
         for (int i = 0; i < options.length; i += 2) {
             childOption(b, options[i], options[i + 1]);
@@ -83,6 +88,11 @@ class RdmaChannelDeviceTest {
 
     private static Channel client(InetSocketAddress address, ChannelInboundHandlerAdapter handler, Object... options)
             throws Exception {
+        return client(group, address, handler, options);
+    }
+
+    private static Channel client(EventLoopGroup group, InetSocketAddress address, ChannelInboundHandlerAdapter handler,
+            Object... options) throws Exception {
         Bootstrap b = new Bootstrap().group(group).channel(RdmaChannel.class).handler(handler);
         for (int i = 0; i < options.length; i += 2) {
             option(b, options[i], options[i + 1]);
@@ -141,8 +151,17 @@ class RdmaChannelDeviceTest {
     }
 
     private static void echo(Object... options) throws Exception {
+        echoOn(group, false, options);
+    }
+
+    /**
+     * Echoes writes of many sizes; with {@code registered}, they are allocated from the channel's {@code alloc()}.
+     *
+     * @return the client channel's zero-copy sends
+     */
+    private static long echoOn(EventLoopGroup group, boolean registered, Object... options) throws Exception {
         InetSocketAddress address = NettyTestSupport.address();
-        Channel server = server(address, new ChannelInitializer<>() {
+        Channel server = server(group, address, new ChannelInitializer<>() {
             @Override
             protected void initChannel(Channel ch) {
                 ch.pipeline().addLast(new Echo());
@@ -157,15 +176,21 @@ class RdmaChannelDeviceTest {
             }
             byte[] data = random(total, 42);
             Collect collect = new Collect(total);
-            Channel c = client(address, collect, options);
+            Channel c = client(group, address, collect, options);
             int off = 0;
             for (int s : sizes) {
-                c.write(Unpooled.wrappedBuffer(data, off, s));
+                ByteBuf b = registered ? c.alloc().directBuffer(s) : Unpooled.wrappedBuffer(data, off, s);
+                if (registered) {
+                    b.writeBytes(data, off, s);
+                }
+                c.write(b);
                 off += s;
             }
             c.flush();
             assertThat(collect.done.get(T, TimeUnit.SECONDS)).isEqualTo(data);
+            long zeroCopy = ((RdmaChannel) c).zeroCopySends();
             c.close().sync();
+            return zeroCopy;
         } finally {
             server.close().sync();
         }
@@ -174,6 +199,26 @@ class RdmaChannelDeviceTest {
     @Test
     void echoesWritesOfEverySize() throws Exception {
         echo();
+    }
+
+    @Test
+    void writesFromTheRegisteredAllocatorLeaveWithoutACopy() throws Exception {
+        long zeroCopy = echoOn(group, true, RdmaChannelOption.REGISTERED_ALLOCATOR, true);
+        // 4,096, 65,536, 65,537, 300,000 and 12,345 bytes are in registered blocks: at least one message each
+        assertThat(zeroCopy).isGreaterThanOrEqualTo(5);
+        // and without the allocator every write is copied
+        assertThat(echoOn(group, false)).isZero();
+    }
+
+    @Test
+    void echoesOnABusyPollingLoop() throws Exception {
+        EventLoopGroup busy = new MultiThreadIoEventLoopGroup(1,
+                RdmaIoHandler.newFactory(dev.rdma4j.engine.PollingMode.BUSY_POLL));
+        try {
+            echoOn(busy, false);
+        } finally {
+            busy.shutdownGracefully(0, 5, TimeUnit.SECONDS).sync();
+        }
     }
 
     @Test
