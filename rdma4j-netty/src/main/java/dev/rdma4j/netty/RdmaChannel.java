@@ -442,6 +442,10 @@ public final class RdmaChannel extends AbstractChannel implements DuplexChannel 
             t.deliverQueued();
         }
         fireReadCompleteIfPending();
+        if (!t.peerClosed()) { // a disconnect without the peer's close: like a TCP reset
+            pipeline().fireExceptionCaught(new IOException("connection reset: " + this + " was disconnected without"
+                    + " its peer closing (the peer's process was killed, or its host or the link is gone)"));
+        }
         close();
     }
 

@@ -41,6 +41,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 final class RdmaPipe {
     static final int END_OF_STREAM = 1 << 31;
+    /** The sender closes: nothing more comes, and its disconnect that follows is no failure. */
+    static final int CLOSE = 1 << 30;
     static final int GRANT_MASK = 0xFFFF;
     /** wr_id of a message without a send buffer (credits, end of stream). */
     private static final long CONTROL = -1;
@@ -119,6 +121,8 @@ final class RdmaPipe {
     private boolean endPending;
     private boolean endSent;
     private boolean peerEnded;
+    /** The peer said it closes: its disconnect is the normal end, not a reset. */
+    private boolean peerClosed;
     private boolean closing;
     private volatile boolean tornDown;
     private boolean receiveSideFreed;
@@ -308,7 +312,8 @@ final class RdmaPipe {
 
     /** A message without data: credits for the peer, and the end-of-stream mark when {@code flags} say so. */
     private boolean sendControl(int flags) {
-        if (!canSend(false)) {
+        boolean last = (flags & CLOSE) != 0; // nothing follows a close: its last credit needs none back
+        if (last ? peer == null || closing || sqOutstanding >= sqCapacity || sendCredits < 1 : !canSend(false)) {
             return false;
         }
         control.sendWithImmediate(CONTROL, sendRegion, 0, 0, takeGrants(flags));
@@ -419,6 +424,9 @@ final class RdmaPipe {
         } else {
             repost(slot);
         }
+        if ((imm & CLOSE) != 0) {
+            peerClosed = true;
+        }
         if ((imm & END_OF_STREAM) != 0 && !peerEnded) {
             peerEnded = true;
             if (queued.isEmpty()) {
@@ -524,6 +532,14 @@ final class RdmaPipe {
         channel.afterIoNeeded();
     }
 
+    /**
+     * Whether the peer announced its close before its disconnect; otherwise the disconnect is a reset (its process
+     * was killed, or its host or the link is gone) and the channel reports it.
+     */
+    boolean peerClosed() {
+        return peerClosed;
+    }
+
     /** Completes (on the loop) once every completion already in the CQ was handled, then runs {@code then}. */
     void drainThen(Runnable then) {
         engine.drained(cq).whenComplete((v, e) -> then.run());
@@ -538,6 +554,10 @@ final class RdmaPipe {
     void close(long lingerMillis) {
         if (closing) {
             return;
+        }
+        if (lingerMillis > 0 && connection != null && !peerClosed) {
+            // tell the peer this is a close, not a reset (when a credit allows; else it sees a reset)
+            sendControl(CLOSE | END_OF_STREAM);
         }
         closing = true;
         dropQueuedReads();

@@ -141,6 +141,7 @@ class RdmaChannelDeviceTest {
         @Override
         public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
             done.completeExceptionally(cause);
+            ctx.fireExceptionCaught(cause);
         }
     }
 
@@ -351,12 +352,69 @@ class RdmaChannelDeviceTest {
         });
         try {
             Collect collect = new Collect(10);
+            CompletableFuture<Throwable> caught = new CompletableFuture<>();
             Channel c = client(address, collect);
+            c.pipeline().addLast(new ChannelInboundHandlerAdapter() {
+                @Override
+                public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+                    caught.complete(cause);
+                }
+            });
             assertThat(new String(collect.done.get(T, TimeUnit.SECONDS), StandardCharsets.US_ASCII))
                     .isEqualTo("last words");
             assertThat(c.closeFuture().await(T, TimeUnit.SECONDS)).as("closed after the peer's close").isTrue();
             assertThat(c.isActive()).isFalse();
+            assertThat(caught).as("a close is no reset").isNotDone();
         } finally {
+            server.close().sync();
+        }
+    }
+
+    @Test
+    void aKilledPeerResetsTheChannelWithAnException() throws Exception {
+        InetSocketAddress address = NettyTestSupport.address();
+        CompletableFuture<String> read = new CompletableFuture<>();
+        CompletableFuture<Throwable> caught = new CompletableFuture<>();
+        CompletableFuture<Channel> child = new CompletableFuture<>();
+        Channel server = server(address, new ChannelInitializer<>() {
+            @Override
+            protected void initChannel(Channel ch) {
+                child.complete(ch);
+                ch.pipeline().addLast(new ChannelInboundHandlerAdapter() {
+                    @Override
+                    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+                        read.complete(((ByteBuf) msg).toString(StandardCharsets.US_ASCII));
+                        ((ByteBuf) msg).release();
+                    }
+
+                    @Override
+                    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+                        caught.complete(cause);
+                    }
+                });
+            }
+        });
+        Process p = null;
+        try {
+            java.util.List<String> cmd = new java.util.ArrayList<>(java.util.List.of(
+                    ProcessHandle.current().info().command().orElseThrow()));
+            cmd.addAll(java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments().stream()
+                    .filter(a -> a.startsWith("--enable-native-access") || a.startsWith("-XX:")).toList());
+            cmd.addAll(java.util.List.of("-cp", System.getProperty("java.class.path"),
+                    KilledPeerClient.class.getName(), address.getAddress().getHostAddress(),
+                    Integer.toString(address.getPort())));
+            p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+            assertThat(read.get(T, TimeUnit.SECONDS)).isEqualTo("hello");
+            p.destroyForcibly();
+            assertThat(p.waitFor(T, TimeUnit.SECONDS)).isTrue();
+            // its kernel disconnects the rdma_cm connection; no close came first: a reset
+            assertThat(caught.get(T, TimeUnit.SECONDS)).isInstanceOf(java.io.IOException.class)
+                    .hasMessageContaining("connection reset");
+            assertThat(child.get().closeFuture().await(T, TimeUnit.SECONDS)).isTrue();
+        } finally {
+            if (p != null) {
+                p.destroyForcibly();
+            }
             server.close().sync();
         }
     }
