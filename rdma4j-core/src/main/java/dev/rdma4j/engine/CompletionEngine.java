@@ -103,6 +103,8 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
     private long rounds;
     /** {@link #shutDown()} has run (externally driven: whichever turn or close came first). */
     private boolean shutDownDone;
+    /** Externally driven: a turn is under way on the engine's thread (a close from a callback leaves it to the turn). */
+    private boolean inTurn;
     /** What a {@link CompletionHandler} is given: one view, pointed at each completion in turn. */
     private CompletionView view;
     /** {@link #pruneDead()}'s test. */
@@ -417,12 +419,20 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
         if (timeoutMillis < -1) {
             throw new IllegalArgumentException("timeoutMillis must be -1, 0 or positive: " + timeoutMillis);
         }
-        bindToCurrentThread();
+        if (thread != Thread.currentThread()) { // bound once; no lock on later turns (channelFor holds it and waits)
+            bindToCurrentThread();
+        }
         if (shutDownDone) {
             return 0;
         }
         try {
-            int done = running ? turn(timeoutMillis) : 0;
+            inTurn = true;
+            int done;
+            try {
+                done = running ? turn(timeoutMillis) : 0;
+            } finally {
+                inTurn = false;
+            }
             if (!running) {
                 shutDown();
             }
@@ -1018,7 +1028,7 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
                 view = new CompletionView(thread);
             }
         }
-        if (thread == Thread.currentThread() && !shutDownDone) {
+        if (thread == Thread.currentThread() && !shutDownDone && !inTurn) { // in a turn: it shuts down at its end
             shutDown();
         }
     }

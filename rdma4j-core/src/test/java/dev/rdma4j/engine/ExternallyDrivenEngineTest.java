@@ -92,6 +92,19 @@ class ExternallyDrivenEngineTest {
     }
 
     @Test
+    void aCloseFromACallbackEndsTheEngineWhenItsTurnEnds() throws Exception {
+        CompletionEngine engine = driven("close-in-callback");
+        engine.runOnce(0);
+        AtomicInteger after = new AtomicInteger();
+        engine.execute(engine::close); // on the engine's thread, inside a turn
+        engine.execute(after::incrementAndGet); // queued before the close began: still runs
+        engine.runOnce(1_000);
+        assertThat(engine.isTerminated()).isTrue();
+        assertThat(engine.terminationCause()).as("a close, not a death").isEmpty();
+        assertThat(after.get()).isEqualTo(1);
+    }
+
+    @Test
     void anEngineNeverTurnedRefusesWorkThatWouldWaitForeverAndClosesAnywhere() throws Exception {
         CompletionEngine engine = driven("never-turned");
         assertThatThrownBy(() -> engine.watch(0, () -> { })).isInstanceOf(IllegalStateException.class)
