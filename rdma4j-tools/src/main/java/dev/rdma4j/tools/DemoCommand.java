@@ -65,8 +65,8 @@ final class DemoCommand implements Callable<Integer> {
             }
             java.util.Optional<java.net.Inet4Address> ip = best.gid().ipv4();
             if (ip.isEmpty()) {
-                out.println("   (no IPv4 address on this port: the rdma_cm part needs one)");
-            } else if (!new AsyncTour(ip.get(), out).run()) {
+                out.println("   (no IPv4 address on this port: the rdma_cm and gRPC parts need one)");
+            } else if (!new AsyncTour(ip.get(), out).run() || !new GrpcTour(ip.get(), out).run()) {
                 return 1;
             }
             if (!new SrqTour(ctx, out).run()) {

@@ -43,7 +43,7 @@ final class SrqTour {
     }
 
     boolean run() throws Exception {
-        narrator.step("18. Shared receive queue: " + N + " connections, each may see a burst of " + M + " messages",
+        narrator.step("20. Shared receive queue: " + N + " connections, each may see a burst of " + M + " messages",
                 "measured: registered receive bytes and posted receives, private receive queues vs one SRQ");
         try (ProtectionDomain pd = ctx.allocateProtectionDomain(); CompletionQueue cq = ctx.createCompletionQueue(1024)) {
             long privateBytes;
@@ -89,7 +89,7 @@ final class SrqTour {
 
     /** N senders burst M messages each into N receivers sharing one SRQ of K×M, refilled on the limit event. */
     private boolean burst() throws Exception {
-        narrator.step("19. The burst through one SRQ of " + K * M + " receives, refilled when fewer than " + M + " remain",
+        narrator.step("21. The burst through one SRQ of " + K * M + " receives, refilled when fewer than " + M + " remain",
                 N + " x " + M + " = " + N * M + " messages; the SRQ-limit event (ibv_modify_srq arm) tops it up");
         try (CompletionEngine engine = CompletionEngine.builder().mode(PollingMode.EVENT).build();
                 ProtectionDomain pd = ctx.allocateProtectionDomain();
