@@ -219,6 +219,15 @@ public final class CmConnection implements AutoCloseable {
         return ms % 1000 == 0 ? ms / 1000 + " s" : ms + " ms";
     }
 
+    /** The setup's {@link ConnectionSetup#retryCount()}, checked. */
+    private static int retryCount(ConnectionSetup setup) {
+        int n = setup.retryCount();
+        if (n < 0 || n > 7) {
+            throw new IllegalArgumentException("ConnectionSetup.retryCount() must be 0 to 7: " + n);
+        }
+        return n;
+    }
+
     static CompletableFuture<CmConnection> accepted(CmEventChannel channel, CmId id, ConnectionSetup setup,
             byte[] privateData, byte[] peerData) {
         CmConnection c = new CmConnection(channel, id, "accept");
@@ -229,7 +238,7 @@ public final class CmConnection implements AutoCloseable {
             setup.beforeConnect(c.queuePair);
             c.id.run("rdma_accept", i -> {
                 try (Arena a = Arena.ofConfined()) {
-                    RdmaCm.accept(i, RdmaCm.connParam(a, framed, 1, 1, 7, 7));
+                    RdmaCm.accept(i, RdmaCm.connParam(a, framed, 1, 1, retryCount(setup), 7));
                 }
             });
         } catch (VerbsException | RuntimeException e) {
@@ -304,7 +313,7 @@ public final class CmConnection implements AutoCloseable {
                             + " or it does not answer";
                     id.run("rdma_connect", i -> {
                         try (Arena a = Arena.ofConfined()) {
-                            RdmaCm.connect(i, RdmaCm.connParam(a, myPrivateData, 1, 1, 7, 7));
+                            RdmaCm.connect(i, RdmaCm.connParam(a, myPrivateData, 1, 1, retryCount(setup), 7));
                         }
                     });
                 }

@@ -56,6 +56,18 @@ public interface ConnectionSetup {
     }
 
     /**
+     * How often the queue pair's requests are retransmitted before they fail with {@code RETRY_EXC_ERR}: the
+     * {@code retry_count} of {@code rdma_conn_param} given to {@code rdma_connect}/{@code rdma_accept} (0 to 7). The
+     * default is 7, rdma-core's tools' choice; but Soft-RoCE (rxe) retries a count of 7 for ever, so a connection whose
+     * peer host or link is gone never fails there: 6 or less makes it fail after that many ACK timeouts.
+     *
+     * @return the count, 0 to 7
+     */
+    default int retryCount() {
+        return 7;
+    }
+
+    /**
      * This setup with {@code hook} as its {@link #beforeConnect} (replacing this one's; its
      * {@link #connectPrivateData} is kept).
      *
@@ -79,6 +91,11 @@ public interface ConnectionSetup {
             @Override
             public byte[] connectPrivateData(QueuePair queuePair) throws VerbsException {
                 return self.connectPrivateData(queuePair);
+            }
+
+            @Override
+            public int retryCount() {
+                return self.retryCount();
             }
         };
     }
