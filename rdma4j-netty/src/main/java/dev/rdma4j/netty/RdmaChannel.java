@@ -62,6 +62,11 @@ import java.util.concurrent.RejectedExecutionException;
  */
 public final class RdmaChannel extends AbstractChannel implements DuplexChannel {
     private static final ChannelMetadata METADATA = new ChannelMetadata(false, 16);
+    /**
+     * Retransmissions before a request fails: 6 (rxe retries 7 for ever); with rdma_cm's ACK timeout (17 on RoCE:
+     * 0.5 s) a gone peer is noticed within about 4 s of a message to it.
+     */
+    private static final int RETRY_COUNT = 6;
     /** How long a close waits for the messages already posted. */
     private static final long LINGER_MILLIS = 10_000;
 
@@ -79,6 +84,8 @@ public final class RdmaChannel extends AbstractChannel implements DuplexChannel 
     private IoRegistration registration;
     private ChannelPromise connectPromise;
     private RdmaPipe pipe;
+    /** The sizes of this channel's connection, read once when it begins. */
+    private RdmaPipe.Sizes sizes;
     /** Reads fired since the last channelReadComplete. */
     private boolean readCompletePending;
     private boolean readRequested;
@@ -158,6 +165,10 @@ public final class RdmaChannel extends AbstractChannel implements DuplexChannel 
 
     @Override
     protected void doRegister(ChannelPromise promise) {
+        if (pipe != null) { // its CQ is driven by the loop it was set up on: it cannot move
+            promise.setFailure(new IllegalStateException(this + " was set up on another event loop and cannot move"));
+            return;
+        }
         ((IoEventLoop) eventLoop()).register((RdmaUnsafe) unsafe()).addListener(f -> {
             if (!f.isSuccess()) {
                 promise.setFailure(f.cause());
@@ -227,7 +238,10 @@ public final class RdmaChannel extends AbstractChannel implements DuplexChannel 
     }
 
     @Override
-    protected Object filterOutboundMessage(Object msg) {
+    protected Object filterOutboundMessage(Object msg) throws Exception {
+        if (outputShutdown) { // fails this write only; what was flushed before the shutdown still goes
+            throw new io.netty.channel.socket.ChannelOutputShutdownException("the output of " + this + " is shut down");
+        }
         if (msg instanceof ByteBuf) {
             return msg;
         }
@@ -240,9 +254,6 @@ public final class RdmaChannel extends AbstractChannel implements DuplexChannel 
         if (t == null || state != State.ACTIVE) {
             throw state == State.CLOSED ? new ClosedChannelException() : new NotYetConnectedException();
         }
-        if (outputShutdown) {
-            throw new ClosedChannelException();
-        }
         t.write(in);
     }
 
@@ -253,8 +264,11 @@ public final class RdmaChannel extends AbstractChannel implements DuplexChannel 
         return new ConnectionSetup() {
             @Override
             public QueuePair.Builder configure(Context context) throws VerbsException {
+                if (state != State.CONNECTING) { // closed while rdma_cm resolved: make nothing
+                    throw new IllegalStateException(RdmaChannel.this + " was closed while connecting");
+                }
                 RegisteredMemory memory = handler().memory(context);
-                RdmaPipe t = new RdmaPipe(RdmaChannel.this, handler().engine(), context, memory, config, peer);
+                RdmaPipe t = new RdmaPipe(RdmaChannel.this, handler(), context, memory, sizes, peer);
                 config.registeredMemory(memory.allocator());
                 pipe = t;
                 return t.queuePairBuilder();
@@ -267,7 +281,13 @@ public final class RdmaChannel extends AbstractChannel implements DuplexChannel 
 
             @Override
             public byte[] connectPrivateData(QueuePair queuePair) {
-                return RdmaPipe.Peer.describe(config);
+                return RdmaPipe.Peer.describe(sizes);
+            }
+
+            /** Not rxe's endless 7: a connection whose peer host or link is gone fails (RETRY_EXC_ERR). */
+            @Override
+            public int retryCount() {
+                return RETRY_COUNT;
             }
         };
     }
@@ -277,9 +297,10 @@ public final class RdmaChannel extends AbstractChannel implements DuplexChannel 
         CmConnectionRequest r = request;
         request = null;
         CompletableFuture<CmConnection> accepted;
+        sizes = RdmaPipe.Sizes.of(config);
         try {
             RdmaPipe.Peer peer = RdmaPipe.Peer.parse(r.privateData());
-            accepted = r.accept(setup(peer), RdmaPipe.Peer.describe(config));
+            accepted = r.accept(setup(peer), RdmaPipe.Peer.describe(sizes));
         } catch (IOException | RuntimeException e) {
             try {
                 r.reject(new byte[0]);
@@ -303,12 +324,13 @@ public final class RdmaChannel extends AbstractChannel implements DuplexChannel 
     private void connect(InetSocketAddress remoteAddress, InetSocketAddress localAddress, ChannelPromise promise) {
         state = State.CONNECTING;
         connectPromise = promise;
+        sizes = RdmaPipe.Sizes.of(config);
         int millis = config.getConnectTimeoutMillis();
         Duration timeout = millis > 0 ? Duration.ofMillis(millis) : Duration.ofDays(1);
         CompletableFuture<CmConnection> f;
         try {
             f = CmConnection.connect(handler().cmChannel(), localAddress, remoteAddress, setup(null),
-                    RdmaPipe.Peer.describe(config), timeout);
+                    RdmaPipe.Peer.describe(sizes), timeout);
         } catch (VerbsException | RuntimeException e) {
             failed(e);
             return;
@@ -320,11 +342,14 @@ public final class RdmaChannel extends AbstractChannel implements DuplexChannel 
                         ? ce.getCause() : e);
             } else if (state != State.CONNECTING) { // closed meanwhile
                 c.close();
+                if (pipe != null) {
+                    pipe.teardown();
+                }
             } else {
                 ChannelPromise p = connectPromise;
                 connectPromise = null;
                 established(c);
-                if (p != null && !p.trySuccess()) {
+                if (p != null && isActive() && !p.trySuccess()) {
                     close(); // cancelled by the caller meanwhile
                 }
             }
@@ -335,9 +360,14 @@ public final class RdmaChannel extends AbstractChannel implements DuplexChannel 
     private void established(CmConnection c) {
         if (state != State.CONNECTING || pipe == null) {
             c.close();
+            if (pipe != null) {
+                pipe.teardown();
+            }
             return;
         }
-        pipe.established(c);
+        if (!pipe.established(c) || !isOpen()) { // unusable peer parameters: the channel closed
+            return;
+        }
         local = c.localAddress();
         remote = c.peerAddress();
         state = State.ACTIVE;
@@ -392,9 +422,14 @@ public final class RdmaChannel extends AbstractChannel implements DuplexChannel 
         return readRequested && !inputShutdown;
     }
 
-    /** The peer shut its output down (its end-of-stream mark, after its data). */
+    /** Whether this side shut its input down (what arrives is dropped). */
+    boolean inputShutdownLocally() {
+        return inputShutdown;
+    }
+
+    /** The peer shut its output down (its end-of-stream mark, after its data and their channelReadComplete). */
     void peerShutdownOutput() {
-        if (inputShutdown) {
+        if (inputShutdown || !isOpen()) {
             return;
         }
         if (config.isAllowHalfClosure()) {
@@ -479,6 +514,7 @@ public final class RdmaChannel extends AbstractChannel implements DuplexChannel 
             ((RdmaUnsafe) unsafe()).flushNow();
         }
         t.afterIo();
+        t.reportEndOfInput();
     }
 
     private void fireReadCompleteIfPending() {
@@ -590,6 +626,12 @@ public final class RdmaChannel extends AbstractChannel implements DuplexChannel 
         return promise;
     }
 
+    /** For tests: the connection's queue pair, or null before it is set up. */
+    QueuePair queuePair() {
+        RdmaPipe t = pipe;
+        return t == null ? null : t.queuePair();
+    }
+
     /** For tests: messages sent straight from registered application memory so far. */
     long zeroCopySends() {
         RdmaPipe t = pipe;
@@ -598,7 +640,8 @@ public final class RdmaChannel extends AbstractChannel implements DuplexChannel 
 
     @Override
     public String toString() {
-        return "RdmaChannel[" + local + " -> " + remote + ", " + state + "]";
+        RdmaPipe t = pipe;
+        return "RdmaChannel[" + local + " -> " + remote + ", " + state + (t == null ? "" : ", " + t.state()) + "]";
     }
 
     /** The channel's unsafe, and what {@link RdmaIoHandler} registers. */

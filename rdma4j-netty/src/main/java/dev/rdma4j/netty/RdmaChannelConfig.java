@@ -6,7 +6,10 @@ import java.util.Map;
 
 /**
  * The configuration of an {@link RdmaChannel}: Netty's options (auto-read, write buffer water marks, connect
- * timeout, half-closure, allocators) and the {@link RdmaChannelOption}s, checked when set.
+ * timeout, half-closure, allocators) and the {@link RdmaChannelOption}s, checked when set. {@code SO_KEEPALIVE} and
+ * {@code TCP_NODELAY}, which TCP code such as gRPC sets, are accepted and reported but change nothing: there is no
+ * keep-alive (a peer that is gone fails the next message sent to it, within seconds), and no Nagle delay (every
+ * flush posts at once).
  *
  * <p>Threading: as Netty's {@code DefaultChannelConfig}: options may be set from any thread; the RDMA sizes are read
  * once, on the event loop, when the connection is set up.
@@ -18,6 +21,9 @@ public final class RdmaChannelConfig extends DefaultChannelConfig {
     private volatile int inlineThreshold;
     private volatile boolean allowHalfClosure;
     private volatile boolean registeredAllocator;
+    /** Accepted for TCP code (gRPC sets them): kept and reported, with no effect on RDMA. */
+    private volatile boolean keepAlive;
+    private volatile boolean noDelay = true;
     /** The loop's registered allocator once the connection is set up. */
     private volatile RdmaByteBufAllocator registered;
 
@@ -44,7 +50,7 @@ public final class RdmaChannelConfig extends DefaultChannelConfig {
     public Map<ChannelOption<?>, Object> getOptions() {
         return getOptions(super.getOptions(), RdmaChannelOption.RECEIVE_BUFFERS, RdmaChannelOption.SEND_BUFFERS,
                 RdmaChannelOption.MESSAGE_SIZE, RdmaChannelOption.INLINE_THRESHOLD, ChannelOption.ALLOW_HALF_CLOSURE,
-                RdmaChannelOption.REGISTERED_ALLOCATOR);
+                RdmaChannelOption.REGISTERED_ALLOCATOR, ChannelOption.SO_KEEPALIVE, ChannelOption.TCP_NODELAY);
     }
 
     @Override
@@ -68,6 +74,12 @@ public final class RdmaChannelConfig extends DefaultChannelConfig {
         if (option == RdmaChannelOption.REGISTERED_ALLOCATOR) {
             return (T) Boolean.valueOf(registeredAllocator);
         }
+        if (option == ChannelOption.SO_KEEPALIVE) {
+            return (T) Boolean.valueOf(keepAlive);
+        }
+        if (option == ChannelOption.TCP_NODELAY) {
+            return (T) Boolean.valueOf(noDelay);
+        }
         return super.getOption(option);
     }
 
@@ -86,6 +98,10 @@ public final class RdmaChannelConfig extends DefaultChannelConfig {
             allowHalfClosure = (Boolean) value;
         } else if (option == RdmaChannelOption.REGISTERED_ALLOCATOR) {
             registeredAllocator = (Boolean) value;
+        } else if (option == ChannelOption.SO_KEEPALIVE) {
+            keepAlive = (Boolean) value; // RDMA has no keep-alive: a gone peer fails the next message (RETRY_EXC_ERR)
+        } else if (option == ChannelOption.TCP_NODELAY) {
+            noDelay = (Boolean) value; // no Nagle here: every flush posts at once
         } else {
             return super.setOption(option, value);
         }

@@ -45,6 +45,8 @@ public final class RdmaIoHandler implements IoHandler {
     private final ThreadAwareExecutor executor;
     private final CompletionEngine engine;
     private final Set<Registration> registrations = new HashSet<>();
+    /** The pipes (verbs side of channels) not yet torn down, also those closed and lingering. */
+    private final Set<RdmaPipe> pipes = new HashSet<>();
     /** rdma_cm's events of this loop's listeners and outgoing connections; made when first needed. */
     private CmEventChannel cm;
     /** Per device context: the PD this loop's channels share, its allocator and its regions by address. */
@@ -96,11 +98,40 @@ public final class RdmaIoHandler implements IoHandler {
     @Override
     public int run(IoHandlerContext context) {
         int timeoutMillis = 0;
+        long nanos = 0;
         if (context.canBlock()) {
-            long nanos = context.delayNanos(System.nanoTime());
+            nanos = context.delayNanos(System.nanoTime());
             timeoutMillis = (int) Math.min(Integer.MAX_VALUE, TimeUnit.NANOSECONDS.toMillis(nanos + 999_999));
         }
+        if (engine.isTerminated()) { // died of an error: its channels are closed; do not spin
+            engineDied();
+            if (nanos > 0) {
+                java.util.concurrent.locks.LockSupport.parkNanos(this, nanos);
+            }
+            return 0;
+        }
         return engine.runOnce(timeoutMillis);
+    }
+
+    /** The engine died (an error in a turn): every channel of the loop is closed, since nothing completes its I/O. */
+    private void engineDied() {
+        if (registrations.isEmpty() && pipes.isEmpty()) {
+            return;
+        }
+        LOG.log(System.Logger.Level.ERROR, "the engine of an RDMA event loop died ("
+                + engine.terminationCause().map(Throwable::toString).orElse("closed") + "): closing its channels");
+        prepareToDestroy();
+        for (RdmaPipe p : new ArrayList<>(pipes)) {
+            p.teardown();
+        }
+    }
+
+    void pipeOpened(RdmaPipe p) {
+        pipes.add(p);
+    }
+
+    void pipeClosed(RdmaPipe p) {
+        pipes.remove(p);
     }
 
     /** Wakes the loop from {@code epoll_wait} (the engine's eventfd); nothing to do on the loop's own thread. */
@@ -129,7 +160,17 @@ public final class RdmaIoHandler implements IoHandler {
      */
     @Override
     public void destroy() {
-        memories.values().forEach(RegisteredMemory::close);
+        try {
+            for (RdmaPipe p : new ArrayList<>(pipes)) { // lingering ones: their timers were cancelled with the loop
+                p.teardown();
+            }
+            memories.values().forEach(RegisteredMemory::close);
+        } finally {
+            closeCmAndEngine();
+        }
+    }
+
+    private void closeCmAndEngine() {
         if (cm != null) {
             try {
                 cm.close();

@@ -30,44 +30,63 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * The verbs side of one {@link RdmaChannel}: its protection domain, completion queue, queue pair and registered
- * buffers, the credit accounting and the data path. Every method runs on the channel's event loop (the engine's
- * thread), except {@link ReceivedBuf#deallocate()}, which hops there.
+ * The verbs side of one {@link RdmaChannel}: its completion queue, queue pair and registered buffers (in the event
+ * loop's shared {@link RegisteredMemory}), the credit accounting and the data path. Every method runs on the channel's
+ * event loop (the engine's thread), except {@link ReceivedBuf#deallocate()}, which hops there.
  *
- * <p>Wire format, per RDMA SEND WITH IMMEDIATE: the payload is a piece of the byte stream (possibly empty); the
- * immediate's low 16 bits give the peer that many credits (receives posted again), bit 31 marks the end of the
- * stream ({@code shutdownOutput}). The connection's private data carry each side's receive buffer count (the other
- * side's first credits) and message size (the largest message it may be sent).
+ * <p>Wire format, per RDMA SEND WITH IMMEDIATE: the payload is a piece of the byte stream (possibly empty). The
+ * immediate's bits 0-15 give the peer that many data credits (receives posted again), bits 16-19 that many control
+ * credits, bit 29 says this message spent a control credit, bit 30 that the sender closes (its disconnect is then no
+ * reset), bit 31 ends the stream ({@code shutdownOutput}). Each side posts {@code receiveBuffers} receives for data
+ * and {@link #CONTROL_RECEIVES} more for messages that only carry credits or marks; the connection's private data
+ * carry each side's data receive count and message size.
+ *
+ * <p>Why this cannot deadlock or meet RNR: a data message is sent only with a data credit, a credit-only message only
+ * with a control credit, so no more messages are ever in flight than receives posted. A credit-only message costs the
+ * peer no data credit, so answering one never needs another (no ping-pong); its control credit comes back with
+ * whatever the peer sends next. A side sends credits on their own when half its data receives are owed, or when the
+ * peer may have none left; and a peer that has none left sent every message it could, each returning the control
+ * credits it owed, so the credits can always go.
  */
 final class RdmaPipe {
-    static final int END_OF_STREAM = 1 << 31;
-    /** The sender closes: nothing more comes, and its disconnect that follows is no failure. */
+    static final int DATA_GRANTS = 0xFFFF;
+    static final int CONTROL_GRANTS_SHIFT = 16;
+    static final int CONTROL_GRANTS = 0xF << CONTROL_GRANTS_SHIFT;
+    static final int CONTROL = 1 << 29;
     static final int CLOSE = 1 << 30;
-    static final int GRANT_MASK = 0xFFFF;
-    /** wr_id of a message without a send buffer (credits, end of stream). */
-    private static final long CONTROL = -1;
+    static final int END_OF_STREAM = 1 << 31;
+    /** Receives beyond the data credits, for credit-only and mark messages. */
+    static final int CONTROL_RECEIVES = 2;
+    /** wr_id of a message without a send buffer (credits, marks). */
+    private static final long MARK = -1;
     /** wr_id of a message sent from the application's registered buffer (held until it completes). */
     private static final long ZERO_COPY = -2;
     /** Readable bytes from which a write in registered memory is sent from it rather than copied. */
     static final int ZERO_COPY_MIN = RdmaByteBufAllocator.MIN_BLOCK;
-    /** Send queue room beyond the send buffers, for control messages. */
-    private static final int CONTROL_ROOM = 4;
+    /** Send queue room beyond the send buffers, for zero-copy and mark messages. */
+    private static final int EXTRA_SENDS = 16;
     private static final ResourceLeakDetector<ByteBuf> LEAKS =
             ResourceLeakDetectorFactory.instance().newResourceLeakDetector(ByteBuf.class);
 
-    /** What a side tells the other when connecting: its receive buffers and their size. */
-    record Peer(int receiveBuffers, int messageSize) {
-        private static final int MAGIC = 0x52344E31; // "R4N1"
+    /** A connection's sizes, read once from the channel's options: what is posted is what is announced. */
+    record Sizes(int receiveBuffers, int sendBuffers, int messageSize, int inlineThreshold) {
+        static Sizes of(RdmaChannelConfig c) {
+            return new Sizes(c.getReceiveBuffers(), c.getSendBuffers(), c.getMessageSize(), c.getInlineThreshold());
+        }
+    }
 
-        static byte[] describe(RdmaChannelConfig c) {
-            return ByteBuffer.allocate(12).putInt(MAGIC).putInt(c.getReceiveBuffers()).putInt(c.getMessageSize())
-                    .array();
+    /** What a side tells the other when connecting: its data receive buffers and their size. */
+    record Peer(int receiveBuffers, int messageSize) {
+        private static final int MAGIC = 0x52344E32; // "R4N2"
+
+        static byte[] describe(Sizes s) {
+            return ByteBuffer.allocate(12).putInt(MAGIC).putInt(s.receiveBuffers()).putInt(s.messageSize()).array();
         }
 
         static Peer parse(byte[] data) throws IOException {
             if (data == null || data.length < 12 || ByteBuffer.wrap(data).getInt() != MAGIC) {
-                throw new IOException("the peer is no rdma4j-netty channel: its connection's private data ("
-                        + (data == null ? 0 : data.length) + " bytes) lack the transport's parameters");
+                throw new IOException("the peer is no rdma4j-netty channel of this version: its connection's private"
+                        + " data (" + (data == null ? 0 : data.length) + " bytes) lack the transport's parameters");
             }
             ByteBuffer b = ByteBuffer.wrap(data, 4, 8);
             Peer p = new Peer(b.getInt(), b.getInt());
@@ -81,10 +100,12 @@ final class RdmaPipe {
     private final RdmaChannel channel;
     private final CompletionEngine engine;
     private final RegisteredMemory memory;
+    private final RdmaIoHandler handler;
     private final CompletionQueue cq;
     private final MemoryRegion sendRegion;
     private final MemoryRegion recvRegion;
     private final int sendSlots;
+    private final int dataReceives;
     private final int recvSlots;
     private final int size;
     private final int inlineThreshold;
@@ -96,7 +117,11 @@ final class RdmaPipe {
     /** The receive region as one buffer: sliced for lent buffers, positioned for copies. */
     private final ByteBuffer recvWhole;
     private final ByteBuffer recvCopy;
-    private final ArrayDeque<ByteBuf> queued = new ArrayDeque<>();
+    /** Messages received and not yet delivered (reads not requested): their slots and lengths, in order. */
+    private final int[] pendingSlot;
+    private final int[] pendingLen;
+    private int pendingHead;
+    private int pendingCount;
     /** Receive buffers held by the application (released from any thread). */
     private final AtomicInteger lent = new AtomicInteger();
     /** The buffers zero-copy sends in flight read from, in posting order (send completions come in that order). */
@@ -111,16 +136,21 @@ final class RdmaPipe {
     private long sendHead;
     private long sendTail;
     private int sqOutstanding;
-    /** Messages this side may still send (the peer's receives granted and not yet consumed). */
+    /** Data messages this side may still send (the peer's data receives granted and not yet consumed). */
     private int sendCredits;
-    /** Receives posted again and not yet granted to the peer. */
-    private int grantsOwed;
-    /** Messages the peer may still send (this side's receives granted and not yet consumed). */
+    /** Credit-only / mark messages this side may still send. */
+    private int controlCredits = CONTROL_RECEIVES;
+    /** Data receives posted again and not yet granted to the peer. */
+    private int dataGrantsOwed;
+    /** Control receives posted again and not yet granted to the peer. */
+    private int controlGrantsOwed;
+    /** Data messages the peer may still send (this side's data receives granted and not yet consumed). */
     private int peerCredits;
     private boolean writeBlocked;
     private boolean endPending;
     private boolean endSent;
     private boolean peerEnded;
+    private boolean peerEndReported;
     /** The peer said it closes: its disconnect is the normal end, not a reset. */
     private boolean peerClosed;
     private boolean closing;
@@ -128,18 +158,22 @@ final class RdmaPipe {
     private boolean receiveSideFreed;
     private ScheduledFuture<?> lingerTimer;
 
-    RdmaPipe(RdmaChannel channel, CompletionEngine engine, Context context, RegisteredMemory memory,
-            RdmaChannelConfig config, Peer peer) throws VerbsException {
+    RdmaPipe(RdmaChannel channel, RdmaIoHandler handler, Context context, RegisteredMemory memory, Sizes sizes,
+            Peer peer) throws VerbsException {
         this.channel = channel;
-        this.engine = engine;
+        this.handler = handler;
+        this.engine = handler.engine();
         this.memory = memory;
         ProtectionDomain pd = memory.protectionDomain();
-        this.sendSlots = config.getSendBuffers();
-        this.recvSlots = config.getReceiveBuffers();
-        this.size = config.getMessageSize();
-        this.inlineThreshold = config.getInlineThreshold();
-        this.sqCapacity = sendSlots + CONTROL_ROOM;
+        this.sendSlots = sizes.sendBuffers();
+        this.dataReceives = sizes.receiveBuffers();
+        this.recvSlots = dataReceives + CONTROL_RECEIVES;
+        this.size = sizes.messageSize();
+        this.inlineThreshold = sizes.inlineThreshold();
+        this.sqCapacity = sendSlots + EXTRA_SENDS;
         this.peer = peer;
+        this.pendingSlot = new int[recvSlots];
+        this.pendingLen = new int[recvSlots];
         CompletionQueue q = null;
         MemoryRegion s = null;
         try {
@@ -151,10 +185,10 @@ final class RdmaPipe {
             closeQuietly(q);
             throw e;
         }
-        memory.add(recvRegion); // a received buffer written back (echo) leaves without a copy
         this.cq = q;
         this.sendRegion = s;
-        this.batch = new SendBatch(Math.min(sendSlots, 64), 1);
+        memory.add(recvRegion); // a received buffer written back (echo) leaves without a copy
+        this.batch = new SendBatch(Math.min(sqCapacity, 64), 1);
         ByteBuffer sendWhole = sendRegion.segment().asByteBuffer();
         this.sendViews = new ByteBuffer[sendSlots];
         for (int i = 0; i < sendSlots; i++) {
@@ -162,11 +196,12 @@ final class RdmaPipe {
         }
         this.recvWhole = recvRegion.segment().asByteBuffer();
         this.recvCopy = recvWhole.duplicate();
+        handler.pipeOpened(this);
     }
 
     QueuePair.Builder queuePairBuilder() {
-        QueuePair.Builder b = QueuePair.builder(memory.protectionDomain(), QpType.RC).completionQueue(cq).capacity(sqCapacity, recvSlots)
-                .maxSge(1, 1);
+        QueuePair.Builder b = QueuePair.builder(memory.protectionDomain(), QpType.RC).completionQueue(cq)
+                .capacity(sqCapacity, recvSlots).maxSge(1, 1);
         return inlineThreshold > 0 ? b.maxInlineData(inlineThreshold) : b;
     }
 
@@ -179,48 +214,54 @@ final class RdmaPipe {
             }
             queuePair.post(all);
         }
-        peerCredits = recvSlots;
+        peerCredits = dataReceives;
     }
 
-    /** ESTABLISHED: the peer's parameters are known (the client learns them from the accept's private data). */
-    void established(CmConnection c) {
+    /**
+     * ESTABLISHED: the peer's parameters are known (the client learns them from the accept's private data).
+     *
+     * @return false when they are unusable (the channel was told, and closes)
+     */
+    boolean established(CmConnection c) {
         this.connection = c;
         if (peer == null) {
             try {
                 peer = Peer.parse(c.peerPrivateData());
             } catch (IOException e) {
                 channel.broken(e);
-                return;
+                return false;
             }
         }
         sendCredits = peer.receiveBuffers;
         sendSize = Math.min(size, peer.messageSize);
+        return true;
     }
 
     // ---------------------------------------------------------------- sending
 
-    /** Whether a message may go now: a credit (the last one only with credits to give back) and queue room. */
-    private boolean canSend(boolean data) {
-        if (peer == null || closing || sqOutstanding >= sqCapacity) {
+    /** Whether a data message may go now: a data credit, queue room, and a send buffer when it is copied. */
+    private boolean canSendData(boolean copied) {
+        if (peer == null || closing || sqOutstanding >= sqCapacity || sendCredits < 1) {
             return false;
         }
-        if (data && sendHead - sendTail >= sendSlots) {
-            return false;
-        }
-        return sendCredits >= 2 || (sendCredits == 1 && grantsOwed > 0);
+        return !copied || sendHead - sendTail < sendSlots;
     }
 
+    /** The credits owed to the peer, handed over in the immediate of the message being sent, with {@code flags}. */
     private int takeGrants(int flags) {
-        int g = Math.min(grantsOwed, GRANT_MASK);
-        grantsOwed -= g;
+        int g = Math.min(dataGrantsOwed, DATA_GRANTS);
+        int c = Math.min(controlGrantsOwed, CONTROL_GRANTS >>> CONTROL_GRANTS_SHIFT);
+        dataGrantsOwed -= g;
+        controlGrantsOwed -= c;
         peerCredits += g;
-        return g | flags;
+        return g | c << CONTROL_GRANTS_SHIFT | flags;
     }
 
     /**
      * Copies what the outbound buffer holds into free send buffers, packing small writes and cutting large ones
-     * into messages of at most the peer's size, and posts them as one list. Stops when credits or buffers run
-     * out: the rest waits in the outbound buffer until a completion brings them back.
+     * into messages of at most the peer's size, and posts them as one list; a large write in registered memory (that
+     * only the outbound buffer holds) goes from its own memory instead. Stops when credits or buffers run out: the
+     * rest waits in the outbound buffer until a completion brings them back.
      */
     void write(ChannelOutboundBuffer in) throws IOException {
         int n = 0;
@@ -229,13 +270,13 @@ final class RdmaPipe {
             if (m == null) {
                 break;
             }
-            if (!((ByteBuf) m).isReadable()) {
+            ByteBuf first = (ByteBuf) m;
+            if (!first.isReadable()) {
                 in.remove();
                 continue;
             }
-            ByteBuf first = (ByteBuf) m;
             RegisteredMemory.Located at = zeroCopy(first);
-            if (!canSend(at == null)) {
+            if (!canSendData(at == null)) {
                 break;
             }
             if (at != null) { // straight from the application's registered memory: held until the send completes
@@ -296,10 +337,13 @@ final class RdmaPipe {
         }
     }
 
-    /** Where {@code b}'s next message lies in registered memory of this loop, if it is large enough to be sent so. */
+    /**
+     * Where {@code b}'s next message lies in registered memory of this loop, if it is large enough to be sent so and
+     * only the outbound buffer holds it (its write completes when it is posted: nobody may change it after that).
+     */
     private RegisteredMemory.Located zeroCopy(ByteBuf b) {
         int readable = b.readableBytes();
-        return readable >= ZERO_COPY_MIN ? memory.locate(b, Math.min(readable, sendSize)) : null;
+        return readable >= ZERO_COPY_MIN && b.refCnt() == 1 ? memory.locate(b, Math.min(readable, sendSize)) : null;
     }
 
     private void post(SendBatch b) throws IOException {
@@ -310,14 +354,27 @@ final class RdmaPipe {
         }
     }
 
-    /** A message without data: credits for the peer, and the end-of-stream mark when {@code flags} say so. */
-    private boolean sendControl(int flags) {
-        boolean last = (flags & CLOSE) != 0; // nothing follows a close: its last credit needs none back
-        if (last ? peer == null || closing || sqOutstanding >= sqCapacity || sendCredits < 1 : !canSend(false)) {
+    /**
+     * A message without data: credits for the peer, with {@code flags} (end of stream, close). It spends a control
+     * credit; marks may spend a data credit instead when no control credit is left.
+     *
+     * @return whether it was posted
+     */
+    private boolean sendMark(int flags) {
+        if (peer == null || closing || sqOutstanding >= sqCapacity) {
             return false;
         }
-        control.sendWithImmediate(CONTROL, sendRegion, 0, 0, takeGrants(flags));
-        sendCredits--;
+        int spend;
+        if (controlCredits > 0) {
+            controlCredits--;
+            spend = CONTROL;
+        } else if (flags != 0 && sendCredits > 0) {
+            sendCredits--;
+            spend = 0;
+        } else {
+            return false;
+        }
+        control.sendWithImmediate(MARK, sendRegion, 0, 0, takeGrants(flags | spend));
         sqOutstanding++;
         try {
             post(control);
@@ -337,7 +394,7 @@ final class RdmaPipe {
     }
 
     private void trySendEnd() {
-        if (!endSent && sendControl(END_OF_STREAM)) {
+        if (!endSent && sendMark(END_OF_STREAM)) {
             endPending = false;
             endSent = true;
         }
@@ -345,12 +402,12 @@ final class RdmaPipe {
 
     /** Whether writes wait for credits or buffers that are now back. */
     boolean wantsFlush() {
-        return writeBlocked && canSend(true);
+        return writeBlocked && canSendData(false);
     }
 
     /**
-     * After a loop pass: the end-of-stream mark if it waited, and credits for the peer when they pile up or the
-     * peer may be waiting for them (it cannot send with fewer than two unless it has credits of its own to give).
+     * After a loop pass: the end-of-stream mark if it waited, and credits for the peer when half the data receives
+     * are owed or the peer may have none left.
      */
     void afterIo() {
         if (closing || peer == null) {
@@ -359,9 +416,14 @@ final class RdmaPipe {
         if (endPending && !writeBlocked) {
             trySendEnd();
         }
-        if (grantsOwed > 0 && (grantsOwed >= Math.max(1, recvSlots / 2) || peerCredits <= 1)) {
-            sendControl(0);
+        if (dataGrantsOwed > 0 && (dataGrantsOwed >= Math.max(1, dataReceives / 2) || peerCredits <= 0)) {
+            sendMark(0);
         }
+    }
+
+    /** Whether something is due in the after-I/O pass. */
+    private boolean afterIoDue() {
+        return dataGrantsOwed > 0 || writeBlocked || endPending || (peerEnded && !peerEndReported);
     }
 
     // ---------------------------------------------------------------- completions (engine thread = event loop)
@@ -374,6 +436,9 @@ final class RdmaPipe {
             onReceive(wc);
         } else {
             onSent(wc);
+        }
+        if (!tornDown && afterIoDue()) {
+            channel.afterIoNeeded();
         }
     }
 
@@ -388,18 +453,14 @@ final class RdmaPipe {
                 b.release();
             }
         }
-        if (!wc.isSuccess()) {
-            failed("send", wc);
-            return;
-        }
-        if (closing) {
+        if (closing) { // lingering: tear down once the last send is done, whatever its outcome
             if (sqOutstanding == 0) {
                 teardown();
             }
             return;
         }
-        if (writeBlocked || endPending) {
-            channel.afterIoNeeded();
+        if (!wc.isSuccess()) {
+            failed("send", wc);
         }
     }
 
@@ -409,29 +470,24 @@ final class RdmaPipe {
             return;
         }
         int slot = (int) wc.wrId();
-        peerCredits--;
         int imm = wc.hasImmediate() ? wc.immediateData() : 0;
-        int grants = imm & GRANT_MASK;
-        if (grants > 0) {
-            sendCredits += grants;
-            if (writeBlocked || endPending) {
-                channel.afterIoNeeded();
-            }
-        }
-        int len = wc.byteLength();
-        if (len > 0 && !closing && !peerEnded) {
-            deliver(slot, len);
-        } else {
-            repost(slot);
+        sendCredits += imm & DATA_GRANTS;
+        controlCredits += (imm & CONTROL_GRANTS) >>> CONTROL_GRANTS_SHIFT;
+        boolean data = (imm & CONTROL) == 0;
+        if (data) {
+            peerCredits--;
         }
         if ((imm & CLOSE) != 0) {
             peerClosed = true;
         }
-        if ((imm & END_OF_STREAM) != 0 && !peerEnded) {
+        if ((imm & END_OF_STREAM) != 0) {
             peerEnded = true;
-            if (queued.isEmpty()) {
-                channel.peerShutdownOutput();
-            }
+        }
+        int len = wc.byteLength();
+        if (len > 0 && data && !closing) {
+            deliver(slot, len);
+        } else {
+            repost(slot, data);
         }
     }
 
@@ -449,50 +505,80 @@ final class RdmaPipe {
 
     // ---------------------------------------------------------------- receiving
 
-    /** Lends the receive buffer itself while fewer than half are lent; copies otherwise (the buffer is reposted). */
+    /**
+     * A data message for the application: fired now when reads are requested and none waits before it; otherwise it
+     * waits in its receive buffer (not posted again, so the peer runs out of credits: back-pressure).
+     */
     private void deliver(int slot, int len) {
+        if (channel.inputShutdownLocally()) {
+            repost(slot, true);
+            return;
+        }
+        if (pendingCount == 0 && channel.readRequested()) {
+            channel.received(buffer(slot, len));
+            return;
+        }
+        int i = (pendingHead + pendingCount) % recvSlots;
+        pendingSlot[i] = slot;
+        pendingLen[i] = len;
+        pendingCount++;
+    }
+
+    /** Lends the receive buffer itself while fewer than half are lent; copies it otherwise (and posts it again). */
+    private ByteBuf buffer(int slot, int len) {
         int off = slot * size;
-        ByteBuf buf;
-        if (lent.get() < recvSlots / 2) {
+        if (lent.get() < dataReceives / 2) {
             lent.incrementAndGet();
-            buf = new ReceivedBuf(channel.alloc(), this, slot, recvWhole.slice(off, len));
-        } else {
-            buf = channel.alloc().directBuffer(len, len);
-            recvCopy.clear().position(off).limit(off + len);
-            buf.writeBytes(recvCopy);
-            repost(slot);
+            return new ReceivedBuf(channel.alloc(), this, slot, recvWhole.slice(off, len));
         }
-        channel.afterIoNeeded(); // runs the loop's after-I/O pass: credits may be due
-        if (queued.isEmpty() && channel.readRequested()) {
-            channel.received(buf);
-        } else {
-            queued.add(buf);
-        }
+        ByteBuf buf = channel.alloc().directBuffer(len, len);
+        recvCopy.clear().position(off).limit(off + len);
+        buf.writeBytes(recvCopy);
+        repost(slot, true);
+        return buf;
     }
 
     boolean hasQueuedReads() {
-        return !queued.isEmpty();
+        return pendingCount > 0;
     }
 
-    /** Fires the queued reads while the channel wants them; then the peer's end of stream, if it came after them. */
+    /** Fires the waiting messages while the channel wants them. */
     void deliverQueued() {
-        while (!queued.isEmpty() && channel.readRequested()) {
-            channel.received(queued.poll());
-        }
-        if (queued.isEmpty() && peerEnded) {
-            channel.peerShutdownOutput();
+        while (pendingCount > 0 && channel.readRequested()) {
+            int i = pendingHead;
+            pendingHead = (pendingHead + 1) % recvSlots;
+            pendingCount--;
+            channel.received(buffer(pendingSlot[i], pendingLen[i]));
         }
     }
 
+    /** shutdownInput: the waiting messages are dropped, their buffers posted again. */
     void dropQueuedReads() {
-        ByteBuf b;
-        while ((b = queued.poll()) != null) {
-            b.release();
+        while (pendingCount > 0) {
+            int i = pendingHead;
+            pendingHead = (pendingHead + 1) % recvSlots;
+            pendingCount--;
+            repost(pendingSlot[i], true);
         }
     }
 
-    /** Posts receive buffer {@code slot} again: a credit owed to the peer. */
-    private void repost(int slot) {
+    /**
+     * The peer's end of stream or close, once everything before it was delivered (after the pass's
+     * {@code channelReadComplete}): reported to the channel once.
+     */
+    void reportEndOfInput() {
+        if (peerEnded && !peerEndReported && pendingCount == 0 && !closing) {
+            peerEndReported = true;
+            if (peerClosed) {
+                channel.close(); // the peer is gone entirely: nothing it is sent will be read
+            } else {
+                channel.peerShutdownOutput();
+            }
+        }
+    }
+
+    /** Posts receive buffer {@code slot} again: a credit owed to the peer, of data or control. */
+    private void repost(int slot, boolean data) {
         if (closing) {
             return;
         }
@@ -502,7 +588,11 @@ final class RdmaPipe {
             channel.broken(new IOException("ibv_post_recv failed on " + channel + ": errno " + rc));
             return;
         }
-        grantsOwed++;
+        if (data) {
+            dataGrantsOwed++;
+        } else {
+            controlGrantsOwed++;
+        }
     }
 
     /** A lent buffer was released (any thread): posted again on the loop, or freed if the pipe is gone. */
@@ -528,7 +618,7 @@ final class RdmaPipe {
             }
             return;
         }
-        repost(slot);
+        repost(slot, true);
         channel.afterIoNeeded();
     }
 
@@ -548,19 +638,18 @@ final class RdmaPipe {
     // ---------------------------------------------------------------- close
 
     /**
-     * Stops sending and receiving; after the messages already posted were acknowledged (at most
-     * {@code lingerMillis}), disconnects and frees everything but receive buffers the application still holds.
+     * Stops sending and receiving; tells the peer it closes, and after the messages already posted were acknowledged
+     * (at most {@code lingerMillis}) disconnects and frees everything but receive buffers the application still holds.
      */
     void close(long lingerMillis) {
         if (closing) {
             return;
         }
         if (lingerMillis > 0 && connection != null && !peerClosed) {
-            // tell the peer this is a close, not a reset (when a credit allows; else it sees a reset)
-            sendControl(CLOSE | END_OF_STREAM);
+            sendMark(CLOSE | END_OF_STREAM); // a close, not a reset (when a credit allows; else the peer sees a reset)
         }
         closing = true;
-        dropQueuedReads();
+        pendingCount = 0; // their buffers are freed with the region
         if (lingerMillis > 0 && sqOutstanding > 0 && connection != null) {
             try {
                 lingerTimer = channel.eventLoop().schedule(this::teardown, lingerMillis, TimeUnit.MILLISECONDS);
@@ -572,11 +661,14 @@ final class RdmaPipe {
         teardown();
     }
 
-    private void teardown() {
+    /** Disconnects and frees the pipe now (a linger still running is cut short: the loop shuts down). */
+    void teardown() {
         if (tornDown) {
             return;
         }
         tornDown = true;
+        closing = true;
+        handler.pipeClosed(this);
         if (lingerTimer != null) {
             lingerTimer.cancel(false);
         }
@@ -623,6 +715,17 @@ final class RdmaPipe {
         } catch (Exception e) {
             System.getLogger("dev.rdma4j.netty").log(System.Logger.Level.WARNING, "closing " + c + " failed", e);
         }
+    }
+
+    QueuePair queuePair() {
+        return qp;
+    }
+
+    /** The counters, for diagnostics: credits, messages in flight, waits. */
+    String state() {
+        return "credits " + sendCredits + "+" + controlCredits + " owed " + dataGrantsOwed + "+" + controlGrantsOwed
+                + " peer " + peerCredits + ", in flight " + sqOutstanding + (writeBlocked ? ", writes wait" : "")
+                + (closing ? ", closing" : "");
     }
 
     /** For tests: receive buffers the application holds. */

@@ -190,6 +190,9 @@ class RdmaChannelDeviceTest {
             c.flush();
             assertThat(collect.done.get(T, TimeUnit.SECONDS)).isEqualTo(data);
             long zeroCopy = ((RdmaChannel) c).zeroCopySends();
+            dev.rdma4j.QpAttributes qa = ((RdmaChannel) c).queuePair().query();
+            System.out.printf("RdmaChannel's QP from rdma_cm: ACK timeout %d, retry count %d, RNR retry %d%n",
+                    qa.timeout(), qa.retryCount(), qa.rnrRetry());
             c.close().sync();
             return zeroCopy;
         } finally {
@@ -332,6 +335,110 @@ class RdmaChannelDeviceTest {
             assertThat(c.closeFuture().await(T, TimeUnit.SECONDS)).isTrue();
         } finally {
             server.close().sync();
+        }
+    }
+
+    @Test
+    void shutdownOutputAfterWritesWaitingForCreditsSendsThemAllFirst() throws Exception {
+        InetSocketAddress address = NettyTestSupport.address();
+        CompletableFuture<Long> serverSawEnd = new CompletableFuture<>();
+        Channel server = server(address, new ChannelInitializer<>() {
+            @Override
+            protected void initChannel(Channel ch) {
+                ch.pipeline().addLast(new ChannelInboundHandlerAdapter() {
+                    long n;
+
+                    @Override
+                    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+                        n += ((ByteBuf) msg).readableBytes();
+                        ((ByteBuf) msg).release();
+                    }
+
+                    @Override
+                    public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+                        if (evt instanceof ChannelInputShutdownEvent) {
+                            serverSawEnd.complete(n);
+                            ctx.close();
+                        }
+                    }
+                });
+            }
+        }, ChannelOption.ALLOW_HALF_CLOSURE, true, RdmaChannelOption.RECEIVE_BUFFERS, 2,
+                RdmaChannelOption.MESSAGE_SIZE, 256);
+        try {
+            RdmaChannel c = (RdmaChannel) client(address, new ChannelInboundHandlerAdapter(),
+                    RdmaChannelOption.MESSAGE_SIZE, 256);
+            // 400 messages' worth with 2 credits: most wait in the outbound buffer when the output is shut down
+            ChannelFuture written = c.writeAndFlush(Unpooled.wrappedBuffer(random(100_000, 3)));
+            ChannelFuture shut = c.shutdownOutput();
+            ChannelFuture late = c.writeAndFlush(Unpooled.wrappedBuffer(new byte[10]));
+            assertThat(shut.await(T, TimeUnit.SECONDS)).isTrue();
+            assertThat(shut.isSuccess()).isTrue();
+            assertThat(late.await(T, TimeUnit.SECONDS)).isTrue();
+            assertThat(late.cause()).as("a write after the shutdown fails alone")
+                    .isInstanceOf(io.netty.channel.socket.ChannelOutputShutdownException.class);
+            assertThat(serverSawEnd.get(T, TimeUnit.SECONDS)).isEqualTo(100_000L);
+            assertThat(written.await(T, TimeUnit.SECONDS)).isTrue();
+            assertThat(written.isSuccess()).isTrue();
+            assertThat(c.closeFuture().await(T, TimeUnit.SECONDS)).isTrue();
+        } finally {
+            server.close().sync();
+        }
+    }
+
+    @Test
+    void requestsAnsweredFromAnotherThreadWithTwoBuffersNeverStall() throws Exception {
+        // the answer is written later, off the loop: credits owed must still reach the peer (no credit deadlock)
+        InetSocketAddress address = NettyTestSupport.address();
+        java.util.concurrent.ExecutorService answerer = java.util.concurrent.Executors.newSingleThreadExecutor();
+        Channel server = server(address, new ChannelInitializer<>() {
+            @Override
+            protected void initChannel(Channel ch) {
+                ch.pipeline().addLast(new ChannelInboundHandlerAdapter() {
+                    @Override
+                    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+                        ByteBuf b = (ByteBuf) msg;
+                        ByteBuf answer = Unpooled.copiedBuffer(b);
+                        b.release();
+                        answerer.execute(() -> ctx.writeAndFlush(answer));
+                    }
+                });
+            }
+        }, RdmaChannelOption.RECEIVE_BUFFERS, 2, RdmaChannelOption.MESSAGE_SIZE, 256);
+        try {
+            java.util.concurrent.BlockingQueue<ByteBuf> answers = new java.util.concurrent.LinkedBlockingQueue<>();
+            Channel c = client(address, new ChannelInboundHandlerAdapter() {
+                @Override
+                public void channelRead(ChannelHandlerContext ctx, Object msg) {
+                    answers.add((ByteBuf) msg);
+                }
+            }, RdmaChannelOption.RECEIVE_BUFFERS, 2, RdmaChannelOption.MESSAGE_SIZE, 256);
+            for (int i = 0; i < 100; i++) {
+                byte[] request = random(1 + i % 200, i);
+                c.writeAndFlush(Unpooled.wrappedBuffer(request));
+                ByteBuf got = Unpooled.buffer();
+                while (got.readableBytes() < request.length) {
+                    ByteBuf a = answers.poll(T, TimeUnit.SECONDS);
+                    assertThat(a).as("answer %d (%s)", i, c).isNotNull();
+                    got.writeBytes(a);
+                    a.release();
+                }
+                assertThat(ByteBufUtilHolder.bytes(got)).isEqualTo(request);
+            }
+            c.close().sync();
+        } finally {
+            answerer.shutdownNow();
+            server.close().sync();
+        }
+    }
+
+    /** Bytes of a buffer. */
+    private static final class ByteBufUtilHolder {
+        static byte[] bytes(ByteBuf b) {
+            byte[] a = new byte[b.readableBytes()];
+            b.readBytes(a);
+            b.release();
+            return a;
         }
     }
 
