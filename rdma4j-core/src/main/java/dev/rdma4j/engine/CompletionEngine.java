@@ -97,6 +97,8 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
     private final int maxEvents = 64;
     private volatile boolean running = true;
     private int work; // completions dispatched in this turn (poll modes: whether to idle)
+    /** Driven CQs with {@link Driven#busy} (event mode: the turn never waits while there are any). */
+    private int busyCqs;
     /** A CQ was left non-empty by its budget (event mode): look at the fds without waiting next turn. */
     private boolean backlog;
     /** Turns of the poll modes (epoll is looked at every 64th). */
@@ -117,6 +119,8 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
         final CompletionHandler handler;
         boolean ready;
         boolean broken;
+        /** Polled on every turn in event mode too ({@link #busyPoll}). */
+        boolean busy;
         int eventsSinceAck;
 
         Driven(CompletionQueue cq, Consumer<WorkCompletion> fallback, CompletionHandler handler) {
@@ -746,7 +750,7 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
 
     private int eventTurn(int timeoutMillis) {
         work = 0;
-        int n = Libc.epollWait(epfd, events, maxEvents, backlog ? 0 : timeoutMillis);
+        int n = Libc.epollWait(epfd, events, maxEvents, backlog || busyCqs > 0 ? 0 : timeoutMillis);
         if (n < 0) {
             if (-n == Libc.EINTR) {
                 return 0;
@@ -764,10 +768,39 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
                     d.ready = true; // budget spent: more next turn, after the others
                     backlog = true;
                 }
+            } else if (d.busy) {
+                drain(d); // no event needed: its completions are taken as soon as they are there
             }
         }
         pruneDead();
         return work;
+    }
+
+    /**
+     * Busy-polls {@code cq} in {@link PollingMode#EVENT} mode: the engine polls it on every turn, without waiting for
+     * its completion channel, and never sleeps in {@code epoll_wait} while such a CQ exists (one core spins for the
+     * lowest latency of that queue; the others keep their events). The poll modes poll every CQ anyway: there it
+     * changes nothing.
+     *
+     * @param cq a completion queue this engine drives
+     * @param on whether to busy-poll it
+     * @throws IllegalArgumentException if this engine does not drive {@code cq}
+     * @throws IllegalStateException    if the engine is closed
+     */
+    public void busyPoll(CompletionQueue cq, boolean on) {
+        ensureOpen();
+        call(() -> {
+            for (Driven d : driven) {
+                if (d.cq == cq) {
+                    if (d.busy != on) {
+                        d.busy = on;
+                        busyCqs += on ? 1 : -1;
+                    }
+                    return;
+                }
+            }
+            throw new IllegalArgumentException(cq + " is not driven by this engine");
+        });
     }
 
     /**
@@ -972,6 +1005,10 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
     private boolean forgetIfDead(Driven d) {
         if (d.broken || d.cq.isClosed()) {
             drivenCqs.remove(d.cq);
+            if (d.busy) {
+                d.busy = false;
+                busyCqs--;
+            }
             return true;
         }
         return false;

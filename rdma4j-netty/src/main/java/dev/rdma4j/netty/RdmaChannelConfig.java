@@ -21,6 +21,7 @@ public final class RdmaChannelConfig extends DefaultChannelConfig {
     private volatile int inlineThreshold;
     private volatile boolean allowHalfClosure;
     private volatile boolean registeredAllocator;
+    private volatile boolean busyPoll;
     /** Accepted for TCP code (gRPC sets them): kept and reported, with no effect on RDMA. */
     private volatile boolean keepAlive;
     private volatile boolean noDelay = true;
@@ -50,7 +51,7 @@ public final class RdmaChannelConfig extends DefaultChannelConfig {
     public Map<ChannelOption<?>, Object> getOptions() {
         return getOptions(super.getOptions(), RdmaChannelOption.RECEIVE_BUFFERS, RdmaChannelOption.SEND_BUFFERS,
                 RdmaChannelOption.MESSAGE_SIZE, RdmaChannelOption.INLINE_THRESHOLD, ChannelOption.ALLOW_HALF_CLOSURE,
-                RdmaChannelOption.REGISTERED_ALLOCATOR, ChannelOption.SO_KEEPALIVE, ChannelOption.TCP_NODELAY);
+                RdmaChannelOption.REGISTERED_ALLOCATOR, RdmaChannelOption.BUSY_POLL, ChannelOption.SO_KEEPALIVE, ChannelOption.TCP_NODELAY);
     }
 
     @Override
@@ -73,6 +74,9 @@ public final class RdmaChannelConfig extends DefaultChannelConfig {
         }
         if (option == RdmaChannelOption.REGISTERED_ALLOCATOR) {
             return (T) Boolean.valueOf(registeredAllocator);
+        }
+        if (option == RdmaChannelOption.BUSY_POLL) {
+            return (T) Boolean.valueOf(busyPoll);
         }
         if (option == ChannelOption.SO_KEEPALIVE) {
             return (T) Boolean.valueOf(keepAlive);
@@ -98,6 +102,8 @@ public final class RdmaChannelConfig extends DefaultChannelConfig {
             allowHalfClosure = (Boolean) value;
         } else if (option == RdmaChannelOption.REGISTERED_ALLOCATOR) {
             registeredAllocator = (Boolean) value;
+        } else if (option == RdmaChannelOption.BUSY_POLL) {
+            busyPoll = (Boolean) value;
         } else if (option == ChannelOption.SO_KEEPALIVE) {
             keepAlive = (Boolean) value; // RDMA has no keep-alive: a gone peer fails the next message (RETRY_EXC_ERR)
         } else if (option == ChannelOption.TCP_NODELAY) {
@@ -149,6 +155,15 @@ public final class RdmaChannelConfig extends DefaultChannelConfig {
      */
     public int getInlineThreshold() {
         return inlineThreshold;
+    }
+
+    /**
+     * Whether the connection's completion queue is busy-polled ({@link RdmaChannelOption#BUSY_POLL}).
+     *
+     * @return {@code true} if so
+     */
+    public boolean isBusyPoll() {
+        return busyPoll;
     }
 
     /**

@@ -41,6 +41,14 @@ public final class RdmaChannelOption<T> extends ChannelOption<T> {
     public static final ChannelOption<Boolean> REGISTERED_ALLOCATOR =
             valueOf(RdmaChannelOption.class, "REGISTERED_ALLOCATOR");
 
+    /**
+     * Whether the connection's completion queue is busy-polled ({@code CompletionEngine.busyPoll}): the event loop
+     * polls it on every pass instead of waiting for its completion channel, and never sleeps while such a channel is
+     * open (lowest latency for that connection, one core spinning). Default {@code false}. A whole loop polls with
+     * {@code RdmaIoHandler.newFactory(PollingMode.BUSY_POLL)}.
+     */
+    public static final ChannelOption<Boolean> BUSY_POLL = valueOf(RdmaChannelOption.class, "BUSY_POLL");
+
     @SuppressWarnings("deprecation")
     private RdmaChannelOption() {
         super(null);

@@ -69,9 +69,10 @@ final class RdmaPipe {
             ResourceLeakDetectorFactory.instance().newResourceLeakDetector(ByteBuf.class);
 
     /** A connection's sizes, read once from the channel's options: what is posted is what is announced. */
-    record Sizes(int receiveBuffers, int sendBuffers, int messageSize, int inlineThreshold) {
+    record Sizes(int receiveBuffers, int sendBuffers, int messageSize, int inlineThreshold, boolean busyPoll) {
         static Sizes of(RdmaChannelConfig c) {
-            return new Sizes(c.getReceiveBuffers(), c.getSendBuffers(), c.getMessageSize(), c.getInlineThreshold());
+            return new Sizes(c.getReceiveBuffers(), c.getSendBuffers(), c.getMessageSize(), c.getInlineThreshold(),
+                    c.isBusyPoll());
         }
     }
 
@@ -178,6 +179,9 @@ final class RdmaPipe {
         MemoryRegion s = null;
         try {
             q = engine.createCompletionQueueWithHandler(context, sqCapacity + recvSlots, this::onCompletion);
+            if (sizes.busyPoll()) {
+                engine.busyPoll(q, true);
+            }
             s = pd.allocate((long) sendSlots * size, AccessFlag.LOCAL_WRITE);
             this.recvRegion = pd.allocate((long) recvSlots * size, AccessFlag.LOCAL_WRITE);
         } catch (VerbsException | RuntimeException e) {

@@ -226,6 +226,11 @@ class RdmaChannelDeviceTest {
     }
 
     @Test
+    void echoesWithBusyPolledChannelsOnAnEventLoop() throws Exception {
+        echo(RdmaChannelOption.BUSY_POLL, true);
+    }
+
+    @Test
     void echoesWithFewSmallBuffersByCredits() throws Exception {
         // 2 receive buffers of 256 bytes: every message waits for a credit, none may meet RNR
         echo(RdmaChannelOption.RECEIVE_BUFFERS, 2, RdmaChannelOption.SEND_BUFFERS, 2, RdmaChannelOption.MESSAGE_SIZE,
