@@ -145,6 +145,32 @@ class RdmaChannelDeviceTest {
         }
     }
 
+    /** Counts and releases what it reads; at the peer's end of stream completes with the count, then acts. */
+    private static final class CountUntilEnd extends ChannelInboundHandlerAdapter {
+        private final CompletableFuture<Long> end;
+        private final java.util.function.Consumer<ChannelHandlerContext> then;
+        private long n;
+
+        CountUntilEnd(CompletableFuture<Long> end, java.util.function.Consumer<ChannelHandlerContext> then) {
+            this.end = end;
+            this.then = then;
+        }
+
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            n += ((ByteBuf) msg).readableBytes();
+            ((ByteBuf) msg).release();
+        }
+
+        @Override
+        public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+            if (evt instanceof ChannelInputShutdownEvent) {
+                end.complete(n);
+                then.accept(ctx);
+            }
+        }
+    }
+
     private static byte[] random(int n, long seed) {
         byte[] a = new byte[n];
         new Random(seed).nextBytes(a);
@@ -304,28 +330,13 @@ class RdmaChannelDeviceTest {
     @Test
     void halfCloseEndsThePeersInputAndItsAnswerStillArrives() throws Exception {
         InetSocketAddress address = NettyTestSupport.address();
-        CompletableFuture<Integer> serverSawEnd = new CompletableFuture<>();
+        CompletableFuture<Long> serverSawEnd = new CompletableFuture<>();
         Channel server = server(address, new ChannelInitializer<>() {
             @Override
             protected void initChannel(Channel ch) {
-                ch.pipeline().addLast(new ChannelInboundHandlerAdapter() {
-                    int n;
-
-                    @Override
-                    public void channelRead(ChannelHandlerContext ctx, Object msg) {
-                        n += ((ByteBuf) msg).readableBytes();
-                        ((ByteBuf) msg).release();
-                    }
-
-                    @Override
-                    public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
-                        if (evt instanceof ChannelInputShutdownEvent) {
-                            serverSawEnd.complete(n);
-                            ctx.writeAndFlush(Unpooled.copiedBuffer("bye", StandardCharsets.US_ASCII))
-                                    .addListener(f -> ctx.close());
-                        }
-                    }
-                });
+                ch.pipeline().addLast(new CountUntilEnd(serverSawEnd,
+                        ctx -> ctx.writeAndFlush(Unpooled.copiedBuffer("bye", StandardCharsets.US_ASCII))
+                                .addListener(f -> ctx.close())));
             }
         }, ChannelOption.ALLOW_HALF_CLOSURE, true);
         try {
@@ -334,7 +345,7 @@ class RdmaChannelDeviceTest {
             c.writeAndFlush(Unpooled.copiedBuffer(random(5_000, 1))).sync();
             c.shutdownOutput().sync();
             assertThat(c.isOutputShutdown()).isTrue();
-            assertThat(serverSawEnd.get(T, TimeUnit.SECONDS)).isEqualTo(5_000);
+            assertThat(serverSawEnd.get(T, TimeUnit.SECONDS)).isEqualTo(5_000L);
             assertThat(new String(collect.done.get(T, TimeUnit.SECONDS), StandardCharsets.US_ASCII)).isEqualTo("bye");
             // the server closed after its answer: the client's channel closes too
             assertThat(c.closeFuture().await(T, TimeUnit.SECONDS)).isTrue();
@@ -350,23 +361,7 @@ class RdmaChannelDeviceTest {
         Channel server = server(address, new ChannelInitializer<>() {
             @Override
             protected void initChannel(Channel ch) {
-                ch.pipeline().addLast(new ChannelInboundHandlerAdapter() {
-                    long n;
-
-                    @Override
-                    public void channelRead(ChannelHandlerContext ctx, Object msg) {
-                        n += ((ByteBuf) msg).readableBytes();
-                        ((ByteBuf) msg).release();
-                    }
-
-                    @Override
-                    public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
-                        if (evt instanceof ChannelInputShutdownEvent) {
-                            serverSawEnd.complete(n);
-                            ctx.close();
-                        }
-                    }
-                });
+                ch.pipeline().addLast(new CountUntilEnd(serverSawEnd, ChannelHandlerContext::close));
             }
         }, ChannelOption.ALLOW_HALF_CLOSURE, true, RdmaChannelOption.RECEIVE_BUFFERS, 2,
                 RdmaChannelOption.MESSAGE_SIZE, 256);
