@@ -46,7 +46,7 @@ class DemoDeviceTest {
         // alice's one RdmaChannel, whose peer is the address bob serves on
         String served = group(out, "bob serves rdma4j\\.demo\\.Greeter on (\\S+) \\(rdma_bind_addr");
         String caller = group(out, "answer \"hello alice, this is bob over RDMA; your call came from (\\S+)\"");
-        Matcher rdma = Pattern.compile("alice's only channel, RdmaChannel\\[\\S*/(\\S+) -> \\S*/(\\S+), ACTIVE\\]")
+        Matcher rdma = Pattern.compile("alice's only channel, RdmaChannel\\[\\S*/(\\S+) -> \\S*/(\\S+), ACTIVE[,\\]]")
                 .matcher(out);
         assertThat(rdma.find()).as("alice's RdmaChannel in the output").isTrue();
         assertThat(rdma.group(1)).isEqualTo(caller);
