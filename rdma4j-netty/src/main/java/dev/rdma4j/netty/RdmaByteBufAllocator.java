@@ -73,13 +73,6 @@ public final class RdmaByteBufAllocator extends AbstractByteBufAllocator {
         return true;
     }
 
-    /** Chunks of registered memory so far (for tests and the curious). */
-    int chunkCount() {
-        synchronized (chunks) {
-            return chunks.size();
-        }
-    }
-
     void close() {
         closed = true;
         synchronized (chunks) {

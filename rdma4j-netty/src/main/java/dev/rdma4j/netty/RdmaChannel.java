@@ -169,13 +169,7 @@ public final class RdmaChannel extends AbstractChannel implements DuplexChannel 
             promise.setFailure(new IllegalStateException(this + " was set up on another event loop and cannot move"));
             return;
         }
-        ((IoEventLoop) eventLoop()).register((RdmaUnsafe) unsafe()).addListener(f -> {
-            if (!f.isSuccess()) {
-                promise.setFailure(f.cause());
-                return;
-            }
-            registration = (IoRegistration) f.getNow();
-            promise.setSuccess();
+        RdmaIoHandler.register(eventLoop(), (RdmaUnsafe) unsafe(), promise, r -> registration = r, () -> {
             if (request != null) {
                 acceptRequest();
             }
@@ -184,10 +178,7 @@ public final class RdmaChannel extends AbstractChannel implements DuplexChannel 
 
     @Override
     protected void doDeregister() {
-        IoRegistration r = registration;
-        if (r != null) {
-            r.cancel();
-        }
+        RdmaIoHandler.deregister(registration);
     }
 
     @Override
@@ -630,6 +621,12 @@ public final class RdmaChannel extends AbstractChannel implements DuplexChannel 
     QueuePair queuePair() {
         RdmaPipe t = pipe;
         return t == null ? null : t.queuePair();
+    }
+
+    /** For tests: receive buffers lent to the application and not yet released. */
+    int lentBuffers() {
+        RdmaPipe t = pipe;
+        return t == null ? 0 : t.lentBuffers();
     }
 
     /** For tests: messages sent straight from registered application memory so far. */

@@ -201,6 +201,32 @@ public final class RdmaIoHandler implements IoHandler {
         return RdmaIoHandle.class.isAssignableFrom(handleType);
     }
 
+    /**
+     * Registers a channel's {@code handle} with its loop ({@link IoEventLoop#register}): on success {@code registered}
+     * gets the registration, the promise succeeds, then {@code after} runs (when not null); on failure the promise fails.
+     */
+    static void register(io.netty.channel.EventLoop loop, RdmaIoHandle handle, io.netty.channel.ChannelPromise promise,
+            java.util.function.Consumer<IoRegistration> registered, Runnable after) {
+        ((io.netty.channel.IoEventLoop) loop).register(handle).addListener(f -> {
+            if (!f.isSuccess()) {
+                promise.setFailure(f.cause());
+                return;
+            }
+            registered.accept((IoRegistration) f.getNow());
+            promise.setSuccess();
+            if (after != null) {
+                after.run();
+            }
+        });
+    }
+
+    /** Cancels a channel's registration, if it has one (its {@code doDeregister}). */
+    static void deregister(IoRegistration registration) {
+        if (registration != null) {
+            registration.cancel();
+        }
+    }
+
     /** The loop's engine: CQs of its channels are created on it (loop thread only). */
     CompletionEngine engine() {
         return engine;

@@ -85,22 +85,12 @@ public final class RdmaServerChannel extends AbstractServerChannel implements Se
 
     @Override
     protected void doRegister(ChannelPromise promise) {
-        ((IoEventLoop) eventLoop()).register((ServerUnsafe) unsafe()).addListener(f -> {
-            if (f.isSuccess()) {
-                registration = (IoRegistration) f.getNow();
-                promise.setSuccess();
-            } else {
-                promise.setFailure(f.cause());
-            }
-        });
+        RdmaIoHandler.register(eventLoop(), (ServerUnsafe) unsafe(), promise, r -> registration = r, null);
     }
 
     @Override
     protected void doDeregister() {
-        IoRegistration r = registration;
-        if (r != null) {
-            r.cancel();
-        }
+        RdmaIoHandler.deregister(registration);
     }
 
     /** {@code rdma_bind_addr} and {@code rdma_listen} on the loop's rdma_cm event channel. */

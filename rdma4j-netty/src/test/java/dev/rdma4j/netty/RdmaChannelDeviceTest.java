@@ -215,6 +215,8 @@ class RdmaChannelDeviceTest {
             }
             c.flush();
             assertThat(collect.done.get(T, TimeUnit.SECONDS)).isEqualTo(data);
+            // every buffer lent to Collect came back (it releases each before the last one completes it)
+            assertThat(((RdmaChannel) c).lentBuffers()).as("receive buffers still lent").isZero();
             long zeroCopy = ((RdmaChannel) c).zeroCopySends();
             dev.rdma4j.QpAttributes qa = ((RdmaChannel) c).queuePair().query();
             System.out.printf("RdmaChannel's QP from rdma_cm: ACK timeout %d, retry count %d, RNR retry %d%n",
