@@ -34,6 +34,19 @@ public final class VerbsException extends IOException {
     }
 
     /**
+     * The exception for a verb that reported {@code errno}, with the C library's text for it ({@code strerror}): e.g.
+     * for the status a {@code tryPost} returned ({@code ENOMEM} when the queue is full).
+     *
+     * @param verb   the C function that failed, e.g. {@code "ibv_post_send"}
+     * @param errno  the error number it reported (positive)
+     * @param detail optional context (the object involved), may be {@code null}
+     * @return the exception
+     */
+    public static VerbsException of(String verb, int errno, String detail) {
+        return dev.rdma4j.internal.ffi.Native.fail(verb, errno, detail);
+    }
+
+    /**
      * The C verb that failed.
      *
      * @return e.g. {@code "ibv_open_device"}

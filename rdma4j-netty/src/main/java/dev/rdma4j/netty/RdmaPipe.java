@@ -354,7 +354,7 @@ final class RdmaPipe {
         int rc = qp.tryPost(b);
         b.clear();
         if (rc != 0) {
-            throw new IOException("ibv_post_send failed on " + channel + ": errno " + rc);
+            throw VerbsException.of("ibv_post_send", rc, channel.toString());
         }
     }
 
@@ -589,7 +589,7 @@ final class RdmaPipe {
         repost.clear().receive(slot, recvRegion, (long) slot * size, size);
         int rc = qp.tryPost(repost);
         if (rc != 0) {
-            channel.broken(new IOException("ibv_post_recv failed on " + channel + ": errno " + rc));
+            channel.broken(VerbsException.of("ibv_post_recv", rc, channel.toString()));
             return;
         }
         if (data) {
