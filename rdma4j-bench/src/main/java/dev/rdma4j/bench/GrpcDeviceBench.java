@@ -71,6 +71,12 @@ public class GrpcDeviceBench {
     @Param({"rdma", "tcp"})
     public Transport transport;
 
+    /**
+     * The server to call when it runs elsewhere ({@link NettyTwoHost}); {@code null} (JMH): the state starts its own
+     * on {@link NettyBench#address()}.
+     */
+    InetSocketAddress remote;
+
     private EventLoopGroup boss;
     private EventLoopGroup serverWorkers;
     private EventLoopGroup clientGroup;
@@ -81,24 +87,14 @@ public class GrpcDeviceBench {
     @Setup(Level.Trial)
     public void setUp() throws Exception {
         try {
-            boss = new MultiThreadIoEventLoopGroup(1, transport.ioHandler());
-            serverWorkers = new MultiThreadIoEventLoopGroup(1, transport.ioHandler());
             clientGroup = new MultiThreadIoEventLoopGroup(1, transport.ioHandler());
-            InetSocketAddress address = NettyBench.address();
-            ServerServiceDefinition service = ServerServiceDefinition.builder("bench.Echo")
-                    .addMethod(UNARY, ServerCalls.asyncUnaryCall((req, out) -> {
-                        out.onNext(req);
-                        out.onCompleted();
-                    }))
-                    .build();
-            server = NettyServerBuilder.forAddress(address)
-                    .channelType(transport.serverChannel())
-                    .bossEventLoopGroup(boss)
-                    .workerEventLoopGroup(serverWorkers)
-                    .directExecutor()
-                    .addService(service)
-                    .build()
-                    .start();
+            InetSocketAddress address = remote;
+            if (address == null) {
+                boss = new MultiThreadIoEventLoopGroup(1, transport.ioHandler());
+                serverWorkers = new MultiThreadIoEventLoopGroup(1, transport.ioHandler());
+                address = NettyBench.address();
+                server = startServer(transport, address, boss, serverWorkers);
+            }
             channel = NettyChannelBuilder.forAddress(address)
                     .channelType(transport.channel())
                     .eventLoopGroup(clientGroup)
@@ -138,6 +134,28 @@ public class GrpcDeviceBench {
         clientGroup = null;
         serverWorkers = null;
         boss = null;
+    }
+
+    /**
+     * The echo service ({@code bench.Echo/Unary} answers the request) on {@code address} over {@code transport}, its
+     * handler on the connections' event loops.
+     */
+    static Server startServer(Transport transport, InetSocketAddress address, EventLoopGroup boss,
+            EventLoopGroup workers) throws IOException {
+        ServerServiceDefinition service = ServerServiceDefinition.builder("bench.Echo")
+                .addMethod(UNARY, ServerCalls.asyncUnaryCall((req, out) -> {
+                    out.onNext(req);
+                    out.onCompleted();
+                }))
+                .build();
+        return NettyServerBuilder.forAddress(address)
+                .channelType(transport.serverChannel())
+                .bossEventLoopGroup(boss)
+                .workerEventLoopGroup(workers)
+                .directExecutor()
+                .addService(service)
+                .build()
+                .start();
     }
 
     @Benchmark

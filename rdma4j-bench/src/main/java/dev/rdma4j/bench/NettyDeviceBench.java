@@ -55,12 +55,19 @@ public class NettyDeviceBench {
     static final int CHUNKS = 128;
     static final int SMALL = 64;
     static final int CHUNK = 64 << 10;
+    /** A remote stream's server acknowledges every so many bytes read, an invocation's worth (one byte each). */
+    static final long ACK_BYTES = (long) CHUNKS * CHUNK;
 
     /** One server and one client connection over {@link #transport}, its two event loop groups. */
     public abstract static class Connection {
         /** The transport, the subclass's {@code @Param} (JMH takes parameters from the {@code @State} class). */
         abstract Transport transport();
 
+        /**
+         * The server to connect to when it runs elsewhere ({@link NettyTwoHost}); {@code null} (JMH): the state
+         * makes its own server on {@link NettyBench#address()}.
+         */
+        InetSocketAddress remote;
         EventLoopGroup serverGroup;
         EventLoopGroup clientGroup;
         Channel server;
@@ -69,22 +76,17 @@ public class NettyDeviceBench {
         void open(Supplier<ChannelHandler> serverHandler, ChannelHandler clientHandler) throws Exception {
             Transport transport = transport();
             try {
-                serverGroup = new MultiThreadIoEventLoopGroup(1, transport.ioHandler());
                 clientGroup = new MultiThreadIoEventLoopGroup(1, transport.ioHandler());
-                InetSocketAddress address = NettyBench.address();
-                ServerBootstrap sb = new ServerBootstrap().group(serverGroup).channel(transport.serverChannel())
-                        .childHandler(new ChannelInitializer<>() {
-                            @Override
-                            protected void initChannel(Channel ch) {
-                                ch.pipeline().addLast(serverHandler.get());
-                            }
-                        });
+                InetSocketAddress address = remote;
+                if (address == null) {
+                    serverGroup = new MultiThreadIoEventLoopGroup(1, transport.ioHandler());
+                    address = NettyBench.address();
+                    server = listen(transport, serverGroup, address, serverHandler);
+                }
                 Bootstrap b = new Bootstrap().group(clientGroup).channel(transport.channel()).handler(clientHandler);
                 if (transport == Transport.tcp) {
-                    sb.childOption(ChannelOption.TCP_NODELAY, true);
                     b.option(ChannelOption.TCP_NODELAY, true);
                 }
-                server = sb.bind(address).sync().channel();
                 client = b.connect(address).sync().channel();
             } catch (Exception | Error e) {
                 close();
@@ -163,7 +165,16 @@ public class NettyDeviceBench {
         public void setUp() throws Exception {
             discard = new Discard();
             pump = new Pump();
-            open(() -> discard, pump);
+            if (remote == null) {
+                open(() -> discard, pump);
+            } else { // the remote server answers a byte per ACK_BYTES read (NettyTwoHost.Acknowledge): counted here
+                open(null, new ChannelInitializer<>() {
+                    @Override
+                    protected void initChannel(Channel ch) {
+                        ch.pipeline().addLast(pump, discard);
+                    }
+                });
+            }
             stream(CHUNKS); // the connection's first messages outside the measurement
         }
 
@@ -178,10 +189,30 @@ public class NettyDeviceBench {
         void stream(int chunks) throws Exception {
             target += (long) chunks * CHUNK;
             CompletableFuture<Void> done = new CompletableFuture<>();
-            discard.goal = new Goal(target, done); // before the first byte of this invocation can arrive
+            // before the first byte of this invocation can arrive
+            discard.goal = new Goal(remote == null ? target : target / ACK_BYTES, done);
             client.eventLoop().execute(() -> pump.start(chunks, done));
             done.get(NettyBench.WAIT_SECONDS, TimeUnit.SECONDS);
         }
+    }
+
+    /**
+     * A listener on {@code address} over {@code transport} whose accepted connections, on {@code group}, each get a
+     * handler from {@code handler} (TCP_NODELAY on TCP's).
+     */
+    static Channel listen(Transport transport, EventLoopGroup group, InetSocketAddress address,
+            Supplier<ChannelHandler> handler) throws InterruptedException {
+        ServerBootstrap sb = new ServerBootstrap().group(group).channel(transport.serverChannel())
+                .childHandler(new ChannelInitializer<>() {
+                    @Override
+                    protected void initChannel(Channel ch) {
+                        ch.pipeline().addLast(handler.get());
+                    }
+                });
+        if (transport == Transport.tcp) {
+            sb.childOption(ChannelOption.TCP_NODELAY, true);
+        }
+        return sb.bind(address).sync().channel();
     }
 
     @Benchmark
@@ -285,11 +316,14 @@ public class NettyDeviceBench {
     record Goal(long bytes, CompletableFuture<Void> done) {
     }
 
-    /** The server of {@code stream64k}: counts and releases what it reads. */
+    /**
+     * The server of {@code stream64k}: counts and releases what it reads (and a remote stream's client: counts the
+     * server's acknowledgements).
+     */
     @ChannelHandler.Sharable
     static final class Discard extends ChannelInboundHandlerAdapter {
         volatile Goal goal;
-        private long received; // the server's event loop only
+        private long received; // its channel's event loop only
 
         @Override
         public void channelRead(ChannelHandlerContext ctx, Object msg) {

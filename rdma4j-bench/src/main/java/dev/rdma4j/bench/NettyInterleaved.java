@@ -24,9 +24,18 @@ public final class NettyInterleaved {
     private NettyInterleaved() {
     }
 
-    private interface Block {
+    /** One turn of a connection in a round: a block of operations. */
+    interface Block {
+        /**
+         * Runs the block.
+         *
+         * @throws Exception if an operation fails
+         */
         void run() throws Exception;
     }
+
+    /** The ratios printed for {@link #main}'s three connections: rdma / floor, tcp / floor, rdma / tcp. */
+    private static final int[][] PAIRS = {{1, 0}, {2, 0}, {1, 2}};
 
     /**
      * Runs both patterns.
@@ -51,7 +60,7 @@ public final class NettyInterleaved {
             int n = NettyDeviceBench.ROUND_TRIPS;
             long[][] ns = measure(rounds, warmup, new Block[] {() -> floorEcho.roundTrips(n),
                 () -> rdmaEcho.roundTrips(n), () -> tcpEcho.roundTrips(n)});
-            report("echo64: one 64 B round trip, us (lower is better)", names, ns, n, false);
+            report("echo64: one 64 B round trip, us (lower is better)", names, ns, n, false, PAIRS);
         } finally {
             tcpEcho.close();
             rdmaEcho.close();
@@ -70,7 +79,8 @@ public final class NettyInterleaved {
             int c = NettyDeviceBench.CHUNKS;
             long[][] ns = measure(rounds, warmup, new Block[] {() -> floorStream.stream(c), () -> rdmaStream.stream(c),
                 () -> tcpStream.stream(c)});
-            report("stream64k: 64 KiB writes with back-pressure, MiB/s (higher is better)", names, ns, c, true);
+            report("stream64k: 64 KiB writes with back-pressure, MiB/s (higher is better)", names, ns, c, true,
+                    PAIRS);
         } finally {
             tcpStream.close();
             rdmaStream.close();
@@ -78,8 +88,14 @@ public final class NettyInterleaved {
         }
     }
 
-    /** Each block's time per round, {@code [block][round]}; the order rotates with the round. */
-    private static long[][] measure(int rounds, int warmup, Block[] blocks) throws Exception {
+    /**
+     * Each block's time per round, {@code [block][round]}; the order rotates with the round.
+     *
+     * @param rounds rounds measured
+     * @param warmup rounds run first and not measured
+     * @param blocks the connections' turns
+     */
+    static long[][] measure(int rounds, int warmup, Block[] blocks) throws Exception {
         int k = blocks.length;
         long[][] ns = new long[k][rounds];
         for (int r = -warmup; r < rounds; r++) {
@@ -96,7 +112,19 @@ public final class NettyInterleaved {
         return ns;
     }
 
-    private static void report(String title, String[] names, long[][] ns, int opsPerBlock, boolean throughput) {
+    /**
+     * Prints each block's median (and quartiles) per operation, or as MiB/s of 64 KiB writes, and the median of the
+     * per-round time ratios of {@code pairs}.
+     *
+     * @param title the pattern
+     * @param names the blocks' names
+     * @param ns {@link #measure}'s result
+     * @param opsPerBlock operations per block
+     * @param throughput MiB/s of 64 KiB writes instead of microseconds per operation
+     * @param pairs {@code {x, y}}: the ratio time(x) / time(y) of each round
+     */
+    static void report(String title, String[] names, long[][] ns, int opsPerBlock, boolean throughput,
+            int[][] pairs) {
         System.out.println("# " + title + "; " + ns[0].length + " rounds interleaved");
         for (int b = 0; b < names.length; b++) {
             double[] v = new double[ns[b].length];
@@ -108,7 +136,6 @@ public final class NettyInterleaved {
                     v[v.length / 4], v[3 * v.length / 4]);
         }
         // per-round ratios: time(x) / time(y), i.e. how many times slower x is than y in that round
-        int[][] pairs = {{1, 0}, {2, 0}, {1, 2}};
         for (int[] p : pairs) {
             List<Double> q = new ArrayList<>();
             for (int r = 0; r < ns[0].length; r++) {
