@@ -635,6 +635,12 @@ public final class RdmaChannel extends AbstractChannel implements DuplexChannel 
         return t == null ? 0 : t.zeroCopySends;
     }
 
+    /** For tests: large writes announced for the peer to read, and the peer's announcements read, so far. */
+    long[] rendezvous() {
+        RdmaPipe t = pipe;
+        return t == null ? new long[2] : new long[] {t.rendezvousSends, t.rendezvousReads};
+    }
+
     @Override
     public String toString() {
         RdmaPipe t = pipe;

@@ -8,6 +8,7 @@ import dev.rdma4j.ProtectionDomain;
 import dev.rdma4j.QpType;
 import dev.rdma4j.QueuePair;
 import dev.rdma4j.ReceiveBatch;
+import dev.rdma4j.RemoteRegion;
 import dev.rdma4j.SendBatch;
 import dev.rdma4j.VerbsException;
 import dev.rdma4j.WcStatus;
@@ -23,6 +24,7 @@ import io.netty.util.ResourceLeakDetectorFactory;
 import io.netty.util.ResourceLeakTracker;
 import io.netty.util.concurrent.ScheduledFuture;
 import java.io.IOException;
+import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 import java.util.concurrent.RejectedExecutionException;
@@ -36,10 +38,22 @@ import java.util.concurrent.atomic.AtomicInteger;
  *
  * <p>Wire format, per RDMA SEND WITH IMMEDIATE: the payload is a piece of the byte stream (possibly empty). The
  * immediate's bits 0-15 give the peer that many data credits (receives posted again), bits 16-19 that many control
- * credits, bit 29 says this message spent a control credit, bit 30 that the sender closes (its disconnect is then no
- * reset), bit 31 ends the stream ({@code shutdownOutput}). Each side posts {@code receiveBuffers} receives for data
- * and {@link #CONTROL_RECEIVES} more for messages that only carry credits or marks; the connection's private data
- * carry each side's data receive count and message size.
+ * credits, bits 20-23 say that many of the peer's rendezvous were read, bit 28 that this message announces a
+ * rendezvous, bit 29 that it spent a control credit, bit 30 that the sender closes (its disconnect is then no reset),
+ * bit 31 ends the stream ({@code shutdownOutput}). Each side posts {@code receiveBuffers} receives for data and
+ * {@link #CONTROL_RECEIVES} more for messages that only carry credits or marks; the connection's private data carry
+ * each side's data receive count and message size.
+ *
+ * <p>Large writes (a direct buffer of {@link #RENDEZVOUS_MIN} readable bytes or more that only the outbound buffer
+ * holds) go by a read rendezvous instead of a series of SENDs: the sender registers exactly those bytes
+ * ({@code ibv_reg_mr}, remote read only: the peer sees nothing else of its memory), announces address, rkey and
+ * length (16 bytes) in a data message, and holds the buffer. The receiver RDMA READs them into a buffer of its
+ * channel's allocator (registered memory when that is the {@link RdmaByteBufAllocator}, else registered for the
+ * read), one read at a time, in announcement order and whether or not the application reads (so a closing sender's
+ * data is fetched before it goes), and counts the read in its next immediate; the sender then deregisters and
+ * releases. The announcement keeps its receive buffer, and later messages wait behind it, until the data is
+ * delivered: the stream's order holds and back-pressure works as for SENDs. At most
+ * {@link #RENDEZVOUS_IN_FLIGHT} rendezvous are unread per side, so the peer reads ahead into bounded memory.
  *
  * <p>Why this cannot deadlock or meet RNR: a data message is sent only with a data credit, a credit-only message only
  * with a control credit, so no more messages are ever in flight than receives posted. A credit-only message costs the
@@ -52,6 +66,9 @@ final class RdmaPipe {
     static final int DATA_GRANTS = 0xFFFF;
     static final int CONTROL_GRANTS_SHIFT = 16;
     static final int CONTROL_GRANTS = 0xF << CONTROL_GRANTS_SHIFT;
+    static final int READS_DONE_SHIFT = 20;
+    static final int READS_DONE = 0xF << READS_DONE_SHIFT;
+    static final int RENDEZVOUS = 1 << 28;
     static final int CONTROL = 1 << 29;
     static final int CLOSE = 1 << 30;
     static final int END_OF_STREAM = 1 << 31;
@@ -63,7 +80,17 @@ final class RdmaPipe {
     private static final long ZERO_COPY = -2;
     /** Readable bytes from which a write in registered memory is sent from it rather than copied. */
     static final int ZERO_COPY_MIN = RdmaByteBufAllocator.MIN_BLOCK;
-    /** Send queue room beyond the send buffers, for zero-copy and mark messages. */
+    /** wr_id of the RDMA READ that fetches a rendezvous' data. */
+    private static final long READ = -3;
+    /** Readable bytes from which a direct write goes by rendezvous: the peer reads it from this side's memory. */
+    static final int RENDEZVOUS_MIN = 256 << 10;
+    /** The most bytes one rendezvous moves (a larger write is several). */
+    static final int RENDEZVOUS_MAX = 4 << 20;
+    /** Rendezvous a side may have announced and not yet seen read: bounds the memory the peer reads ahead into. */
+    static final int RENDEZVOUS_IN_FLIGHT = 4;
+    /** A rendezvous announcement's payload: address, rkey, length. */
+    private static final int RENDEZVOUS_BYTES = 16;
+    /** Send queue room beyond the send buffers, for zero-copy, mark and read requests. */
     private static final int EXTRA_SENDS = 16;
     private static final ResourceLeakDetector<ByteBuf> LEAKS =
             ResourceLeakDetectorFactory.instance().newResourceLeakDetector(ByteBuf.class);
@@ -78,7 +105,7 @@ final class RdmaPipe {
 
     /** What a side tells the other when connecting: its data receive buffers and their size. */
     record Peer(int receiveBuffers, int messageSize) {
-        private static final int MAGIC = 0x52344E32; // "R4N2"
+        private static final int MAGIC = 0x52344E33; // "R4N3"
 
         static byte[] describe(Sizes s) {
             return ByteBuffer.allocate(12).putInt(MAGIC).putInt(s.receiveBuffers()).putInt(s.messageSize()).array();
@@ -121,6 +148,8 @@ final class RdmaPipe {
     /** Messages received and not yet delivered (reads not requested): their slots and lengths, in order. */
     private final int[] pendingSlot;
     private final int[] pendingLen;
+    /** The rendezvous of a waiting message, or null for a message in its receive buffer. */
+    private final Inbound[] pendingIn;
     private int pendingHead;
     private int pendingCount;
     /** Receive buffers held by the application (released from any thread). */
@@ -129,6 +158,21 @@ final class RdmaPipe {
     private final ArrayDeque<ByteBuf> held = new ArrayDeque<>();
     /** Messages sent from registered application memory, without a copy (for tests). */
     long zeroCopySends;
+    /** Rendezvous this side announced and the peer has not yet said it read, in announcement order. */
+    private final ArrayDeque<Outbound> announced = new ArrayDeque<>();
+    /** The peer's rendezvous not yet read (the head is being read when {@link #reading}), in announcement order. */
+    private final ArrayDeque<Inbound> inbound = new ArrayDeque<>();
+    private boolean reading;
+    /** Peer's rendezvous read and not yet counted back to it. */
+    private int readsDoneOwed;
+    /** A registration for a rendezvous failed (memlock limit): large writes are copied from then on. */
+    private boolean rendezvousRefused;
+    /** The outbound buffer's buffer this side holds pieces of (its reference count is 1 + the holds). */
+    private ByteBuf sharing;
+    private int sharedHolds;
+    /** Rendezvous announced, and read (for tests). */
+    long rendezvousSends;
+    long rendezvousReads;
 
     private Peer peer;
     private int sendSize;
@@ -175,6 +219,7 @@ final class RdmaPipe {
         this.peer = peer;
         this.pendingSlot = new int[recvSlots];
         this.pendingLen = new int[recvSlots];
+        this.pendingIn = new Inbound[recvSlots];
         CompletionQueue q = null;
         MemoryRegion s = null;
         try {
@@ -255,10 +300,12 @@ final class RdmaPipe {
     private int takeGrants(int flags) {
         int g = Math.min(dataGrantsOwed, DATA_GRANTS);
         int c = Math.min(controlGrantsOwed, CONTROL_GRANTS >>> CONTROL_GRANTS_SHIFT);
+        int d = Math.min(readsDoneOwed, READS_DONE >>> READS_DONE_SHIFT);
         dataGrantsOwed -= g;
         controlGrantsOwed -= c;
+        readsDoneOwed -= d;
         peerCredits += g;
-        return g | c << CONTROL_GRANTS_SHIFT | flags;
+        return g | c << CONTROL_GRANTS_SHIFT | d << READS_DONE_SHIFT | flags;
     }
 
     /**
@@ -279,6 +326,18 @@ final class RdmaPipe {
                 in.remove();
                 continue;
             }
+            if (rendezvous(first)) {
+                if (!canSendData(true) || announced.size() >= RENDEZVOUS_IN_FLIGHT) {
+                    break; // a credit, a send buffer or a read by the peer brings it on
+                }
+                if (announce(first, in)) {
+                    if (++n == batch.capacity()) {
+                        post(batch);
+                        n = 0;
+                    }
+                    continue;
+                } // else not registered: copied below
+            }
             RegisteredMemory.Located at = zeroCopy(first);
             if (!canSendData(at == null)) {
                 break;
@@ -286,7 +345,7 @@ final class RdmaPipe {
             if (at != null) { // straight from the application's registered memory: held until the send completes
                 int len = Math.min(first.readableBytes(), sendSize);
                 batch.sendWithImmediate(ZERO_COPY, at.region(), at.offset(), len, takeGrants(0));
-                held.add(first.retain());
+                held.add(hold(first));
                 in.removeBytes(len);
                 zeroCopySends++;
                 sendCredits--;
@@ -310,7 +369,7 @@ final class RdmaPipe {
                     in.remove();
                     continue;
                 }
-                if (v.position() > 0 && zeroCopy(b) != null) {
+                if (v.position() > 0 && (zeroCopy(b) != null || rendezvous(b))) {
                     break; // it goes on its own, without a copy
                 }
                 int limit = v.limit();
@@ -347,7 +406,70 @@ final class RdmaPipe {
      */
     private RegisteredMemory.Located zeroCopy(ByteBuf b) {
         int readable = b.readableBytes();
-        return readable >= ZERO_COPY_MIN && b.refCnt() == 1 ? memory.locate(b, Math.min(readable, sendSize)) : null;
+        return readable >= ZERO_COPY_MIN && owned(b) ? memory.locate(b, Math.min(readable, sendSize)) : null;
+    }
+
+    /** Whether {@code b}'s next bytes go by rendezvous: large, direct, in one piece, held by nobody else. */
+    private boolean rendezvous(ByteBuf b) {
+        return !rendezvousRefused && b.readableBytes() >= RENDEZVOUS_MIN && b.isDirect() && b.nioBufferCount() == 1
+                && owned(b);
+    }
+
+    /**
+     * Whether only the outbound buffer (and this pipe's holds of earlier pieces) holds {@code b}: then nobody can
+     * change its bytes while the device reads them.
+     */
+    private boolean owned(ByteBuf b) {
+        return b.refCnt() == 1 + (b == sharing ? sharedHolds : 0);
+    }
+
+    /** Retains {@code b} while the device reads a piece of it. */
+    private ByteBuf hold(ByteBuf b) {
+        if (b != sharing) {
+            sharing = b;
+            sharedHolds = 0;
+        }
+        sharedHolds++;
+        return b.retain();
+    }
+
+    private void unhold(ByteBuf b) {
+        if (b == sharing) {
+            sharedHolds--;
+        }
+        b.release();
+    }
+
+    /**
+     * Registers the next piece of {@code b} for the peer to read and adds its announcement to the batch.
+     *
+     * @return false when the registration failed (large writes are copied from then on)
+     */
+    private boolean announce(ByteBuf b, ChannelOutboundBuffer in) {
+        int len = Math.min(b.readableBytes(), RENDEZVOUS_MAX);
+        MemoryRegion r;
+        try { // the buffer is held until the region is closed: its memory outlives the registration
+            r = memory.protectionDomain().registerUnsafe(MemorySegment.ofBuffer(b.nioBuffer(b.readerIndex(), len)),
+                    AccessFlag.REMOTE_READ);
+        } catch (VerbsException | RuntimeException e) {
+            rendezvousRefused = true;
+            System.getLogger("dev.rdma4j.netty").log(System.Logger.Level.WARNING, channel + ": registering a large"
+                    + " write for the peer to read failed; large writes are copied from now on", e);
+            return false;
+        }
+        int slot = (int) (sendHead % sendSlots);
+        sendViews[slot].clear().putLong(r.address()).putInt(r.rkey()).putInt(len);
+        batch.sendWithImmediate(slot, sendRegion, (long) slot * size, RENDEZVOUS_BYTES, takeGrants(RENDEZVOUS));
+        if (RENDEZVOUS_BYTES <= inlineThreshold) {
+            batch.inline();
+        }
+        announced.add(new Outbound(hold(b), r));
+        in.removeBytes(len);
+        rendezvousSends++;
+        sendHead++;
+        sendCredits--;
+        sqOutstanding++;
+        return true;
     }
 
     private void post(SendBatch b) throws IOException {
@@ -372,7 +494,7 @@ final class RdmaPipe {
         if (controlCredits > 0) {
             controlCredits--;
             spend = CONTROL;
-        } else if (flags != 0 && sendCredits > 0) {
+        } else if ((flags != 0 || readsDoneOwed > 0) && sendCredits > 0) {
             sendCredits--;
             spend = 0;
         } else {
@@ -420,14 +542,16 @@ final class RdmaPipe {
         if (endPending && !writeBlocked) {
             trySendEnd();
         }
-        if (dataGrantsOwed > 0 && (dataGrantsOwed >= Math.max(1, dataReceives / 2) || peerCredits <= 0)) {
+        if (readsDoneOwed > 0 // the peer holds that memory until it hears
+                || dataGrantsOwed > 0 && (dataGrantsOwed >= Math.max(1, dataReceives / 2) || peerCredits <= 0)) {
             sendMark(0);
         }
     }
 
     /** Whether something is due in the after-I/O pass. */
     private boolean afterIoDue() {
-        return dataGrantsOwed > 0 || writeBlocked || endPending || (peerEnded && !peerEndReported);
+        return dataGrantsOwed > 0 || readsDoneOwed > 0 || writeBlocked || endPending
+                || (peerEnded && !peerEndReported);
     }
 
     // ---------------------------------------------------------------- completions (engine thread = event loop)
@@ -454,18 +578,27 @@ final class RdmaPipe {
         } else if (id == ZERO_COPY) {
             ByteBuf b = held.poll();
             if (b != null) {
-                b.release();
+                unhold(b);
             }
+        } else if (id == READ) {
+            readDone(wc.isSuccess());
         }
         if (closing) { // lingering: tear down once the last send is done, whatever its outcome
-            if (sqOutstanding == 0) {
+            if (lingerDone()) {
                 teardown();
             }
             return;
         }
         if (!wc.isSuccess()) {
-            failed("send", wc);
+            failed(id == READ ? "read" : "send", wc);
+        } else if (!reading && !inbound.isEmpty()) {
+            startRead(); // it waited for send queue room
         }
+    }
+
+    /** Whether a closing side has nothing left for the peer: every send done, every rendezvous read. */
+    private boolean lingerDone() {
+        return sqOutstanding == 0 && announced.isEmpty();
     }
 
     private void onReceive(CompletionView wc) {
@@ -477,6 +610,13 @@ final class RdmaPipe {
         int imm = wc.hasImmediate() ? wc.immediateData() : 0;
         sendCredits += imm & DATA_GRANTS;
         controlCredits += (imm & CONTROL_GRANTS) >>> CONTROL_GRANTS_SHIFT;
+        for (int read = (imm & READS_DONE) >>> READS_DONE_SHIFT; read > 0; read--) {
+            Outbound o = announced.poll();
+            if (o != null) { // the peer has the bytes: deregister, release
+                closeQuietly(o.region());
+                unhold(o.buf());
+            }
+        }
         boolean data = (imm & CONTROL) == 0;
         if (data) {
             peerCredits--;
@@ -488,7 +628,13 @@ final class RdmaPipe {
             peerEnded = true;
         }
         int len = wc.byteLength();
-        if (len > 0 && data && !closing) {
+        if (closing) {
+            if (lingerDone()) {
+                teardown();
+            }
+        } else if ((imm & RENDEZVOUS) != 0 && data) {
+            announcedByPeer(slot, len);
+        } else if (len > 0 && data) {
             deliver(slot, len);
         } else {
             repost(slot, data);
@@ -510,6 +656,108 @@ final class RdmaPipe {
     // ---------------------------------------------------------------- receiving
 
     /**
+     * The peer announced a rendezvous: it waits in the delivery queue (keeping its receive buffer: back-pressure)
+     * while its bytes are read, in announcement order, whether or not the application reads.
+     */
+    private void announcedByPeer(int slot, int len) {
+        int off = slot * size;
+        Inbound r = len == RENDEZVOUS_BYTES
+                ? new Inbound(slot, recvWhole.getLong(off), recvWhole.getInt(off + 8), recvWhole.getInt(off + 12))
+                : null;
+        if (r == null || r.length <= 0 || r.length > RENDEZVOUS_MAX) {
+            channel.broken(new IOException("the peer of " + channel + " announced a malformed rendezvous ("
+                    + len + " bytes" + (r == null ? "" : ", length " + r.length) + ")"));
+            return;
+        }
+        inbound.add(r);
+        if (channel.inputShutdownLocally()) {
+            r.dropped = true; // not read; the peer learns in order that it may let go
+            repost(slot, true);
+        } else {
+            int i = (pendingHead + pendingCount) % recvSlots;
+            pendingSlot[i] = slot;
+            pendingLen[i] = r.length;
+            pendingIn[i] = r;
+            pendingCount++;
+        }
+        startRead();
+    }
+
+    /** Reads the next announced rendezvous when none is being read and the send queue has room. */
+    private void startRead() {
+        while (!reading && !closing && sqOutstanding < sqCapacity) {
+            Inbound r = inbound.peek();
+            if (r == null) {
+                return;
+            }
+            if (r.dropped) { // input shut down before its read began
+                inbound.poll();
+                readsDoneOwed++;
+                continue;
+            }
+            ByteBuf dest = channel.alloc().directBuffer(r.length, r.length);
+            try {
+                if (dest.nioBufferCount() != 1) { // not one piece of memory: one that is
+                    dest.release();
+                    dest = io.netty.buffer.Unpooled.directBuffer(r.length, r.length);
+                }
+                RegisteredMemory.Located at = memory.locate(dest, r.length);
+                MemoryRegion region;
+                long offset = 0;
+                if (at != null) {
+                    region = at.region();
+                    offset = at.offset();
+                } else { // held by r until the read completes and the region is closed
+                    region = r.own = memory.protectionDomain().registerUnsafe(
+                            MemorySegment.ofBuffer(dest.nioBuffer(0, r.length)), AccessFlag.LOCAL_WRITE);
+                }
+                control.read(READ, region, offset, r.length, new RemoteRegion(r.address, r.length, r.rkey), 0);
+            } catch (VerbsException | RuntimeException e) {
+                dest.release();
+                closeQuietly(r.own);
+                r.own = null;
+                channel.broken(e instanceof IOException io ? io
+                        : new IOException("reading the peer's rendezvous on " + channel + " failed", e));
+                return;
+            }
+            r.data = dest;
+            reading = true;
+            sqOutstanding++;
+            rendezvousReads++;
+            try {
+                post(control);
+            } catch (IOException e) {
+                channel.broken(e);
+                return;
+            }
+        }
+    }
+
+    /** The head rendezvous' read completed: its bytes are ready for delivery (or dropped, if they are not wanted). */
+    private void readDone(boolean ok) {
+        reading = false;
+        Inbound r = inbound.poll();
+        if (r == null) {
+            return;
+        }
+        closeQuietly(r.own);
+        r.own = null;
+        if (ok && !closing && !r.dropped) {
+            r.data.writerIndex(r.length);
+            r.done = true;
+        } else {
+            r.data.release();
+            r.data = null;
+        }
+        if (ok) {
+            readsDoneOwed++;
+        }
+        if (!closing) {
+            channel.afterIoNeeded(); // deliver it, tell the peer
+        }
+    }
+
+    /**
      * A data message for the application: fired now when reads are requested and none waits before it; otherwise it
      * waits in its receive buffer (not posted again, so the peer runs out of credits: back-pressure).
      */
@@ -525,6 +773,7 @@ final class RdmaPipe {
         int i = (pendingHead + pendingCount) % recvSlots;
         pendingSlot[i] = slot;
         pendingLen[i] = len;
+        pendingIn[i] = null;
         pendingCount++;
     }
 
@@ -546,13 +795,25 @@ final class RdmaPipe {
         return pendingCount > 0;
     }
 
-    /** Fires the waiting messages while the channel wants them. */
+    /** Fires the waiting messages while the channel wants them, up to a rendezvous still being read. */
     void deliverQueued() {
         while (pendingCount > 0 && channel.readRequested()) {
             int i = pendingHead;
+            Inbound r = pendingIn[i];
+            if (r != null && !r.done) {
+                return; // its read completing brings the rest
+            }
             pendingHead = (pendingHead + 1) % recvSlots;
             pendingCount--;
-            channel.received(buffer(pendingSlot[i], pendingLen[i]));
+            if (r == null) {
+                channel.received(buffer(pendingSlot[i], pendingLen[i]));
+            } else {
+                pendingIn[i] = null;
+                ByteBuf data = r.data;
+                r.data = null;
+                repost(r.slot, true);
+                channel.received(data);
+            }
         }
     }
 
@@ -562,7 +823,23 @@ final class RdmaPipe {
             int i = pendingHead;
             pendingHead = (pendingHead + 1) % recvSlots;
             pendingCount--;
+            dropRendezvous(i);
             repost(pendingSlot[i], true);
+        }
+    }
+
+    /** The waiting message {@code i}'s rendezvous, if any, is not delivered: its bytes go, or will once read. */
+    private void dropRendezvous(int i) {
+        Inbound r = pendingIn[i];
+        if (r == null) {
+            return;
+        }
+        pendingIn[i] = null;
+        if (r.done) {
+            r.data.release();
+            r.data = null;
+        } else {
+            r.dropped = true;
         }
     }
 
@@ -653,8 +930,12 @@ final class RdmaPipe {
             sendMark(CLOSE | END_OF_STREAM); // a close, not a reset (when a credit allows; else the peer sees a reset)
         }
         closing = true;
-        pendingCount = 0; // their buffers are freed with the region
-        if (lingerMillis > 0 && sqOutstanding > 0 && connection != null) {
+        while (pendingCount > 0) { // their receive buffers are freed with the region
+            dropRendezvous(pendingHead);
+            pendingHead = (pendingHead + 1) % recvSlots;
+            pendingCount--;
+        }
+        if (lingerMillis > 0 && !lingerDone() && connection != null) {
             try {
                 lingerTimer = channel.eventLoop().schedule(this::teardown, lingerMillis, TimeUnit.MILLISECONDS);
                 return;
@@ -689,7 +970,19 @@ final class RdmaPipe {
         }
         ByteBuf h; // the QP is gone: the device reads none of them any more
         while ((h = held.poll()) != null) {
-            h.release();
+            unhold(h);
+        }
+        Outbound o;
+        while ((o = announced.poll()) != null) {
+            closeQuietly(o.region());
+            unhold(o.buf());
+        }
+        Inbound r;
+        while ((r = inbound.poll()) != null) { // its read, if any, ended with the QP
+            closeQuietly(r.own);
+            if (r.data != null) {
+                r.data.release();
+            }
         }
         closeQuietly(cq);
         batch.close();
@@ -728,13 +1021,41 @@ final class RdmaPipe {
     /** The counters, for diagnostics: credits, messages in flight, waits. */
     String state() {
         return "credits " + sendCredits + "+" + controlCredits + " owed " + dataGrantsOwed + "+" + controlGrantsOwed
-                + " peer " + peerCredits + ", in flight " + sqOutstanding + (writeBlocked ? ", writes wait" : "")
+                + " peer " + peerCredits + ", in flight " + sqOutstanding
+                + (announced.isEmpty() ? "" : ", announced " + announced.size())
+                + (inbound.isEmpty() ? "" : ", to read " + inbound.size()) + (writeBlocked ? ", writes wait" : "")
                 + (closing ? ", closing" : "");
     }
 
     /** For tests: receive buffers the application holds. */
     int lentBuffers() {
         return lent.get();
+    }
+
+    /** A rendezvous this side announced: the buffer held and the region the peer reads, until it says it read. */
+    private record Outbound(ByteBuf buf, MemoryRegion region) {
+    }
+
+    /** A rendezvous the peer announced, from its announcement to its delivery. Loop thread only. */
+    private static final class Inbound {
+        final int slot;
+        final long address;
+        final int rkey;
+        final int length;
+        /** The bytes, from when the read is posted (owned by this until delivered). */
+        ByteBuf data;
+        /** The destination's own registration, when it was not in registered memory already. */
+        MemoryRegion own;
+        boolean done;
+        /** Not wanted (input shut down): released once read, never delivered. */
+        boolean dropped;
+
+        Inbound(int slot, long address, int rkey, int length) {
+            this.slot = slot;
+            this.address = address;
+            this.rkey = rkey;
+            this.length = length;
+        }
     }
 
     /**

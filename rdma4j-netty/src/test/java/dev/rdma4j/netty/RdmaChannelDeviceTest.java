@@ -184,9 +184,9 @@ class RdmaChannelDeviceTest {
     /**
      * Echoes writes of many sizes; with {@code registered}, they are allocated from the channel's {@code alloc()}.
      *
-     * @return the client channel's zero-copy sends
+     * @return the client channel's zero-copy sends and rendezvous announced
      */
-    private static long echoOn(EventLoopGroup group, boolean registered, Object... options) throws Exception {
+    private static long[] echoOn(EventLoopGroup group, boolean registered, Object... options) throws Exception {
         InetSocketAddress address = NettyTestSupport.address();
         Channel server = server(group, address, new ChannelInitializer<>() {
             @Override
@@ -217,7 +217,7 @@ class RdmaChannelDeviceTest {
             assertThat(collect.done.get(T, TimeUnit.SECONDS)).isEqualTo(data);
             // every buffer lent to Collect came back (it releases each before the last one completes it)
             assertThat(((RdmaChannel) c).lentBuffers()).as("receive buffers still lent").isZero();
-            long zeroCopy = ((RdmaChannel) c).zeroCopySends();
+            long[] zeroCopy = {((RdmaChannel) c).zeroCopySends(), ((RdmaChannel) c).rendezvous()[0]};
             dev.rdma4j.QpAttributes qa = ((RdmaChannel) c).queuePair().query();
             System.out.printf("RdmaChannel's QP from rdma_cm: ACK timeout %d, retry count %d, RNR retry %d%n",
                     qa.timeout(), qa.retryCount(), qa.rnrRetry());
@@ -235,11 +235,101 @@ class RdmaChannelDeviceTest {
 
     @Test
     void writesFromTheRegisteredAllocatorLeaveWithoutACopy() throws Exception {
-        long zeroCopy = echoOn(group, true, RdmaChannelOption.REGISTERED_ALLOCATOR, true);
-        // 4,096, 65,536, 65,537, 300,000 and 12,345 bytes are in registered blocks: at least one message each
-        assertThat(zeroCopy).isGreaterThanOrEqualTo(5);
-        // and without the allocator every write is copied
-        assertThat(echoOn(group, false)).isZero();
+        long[] zeroCopy = echoOn(group, true, RdmaChannelOption.REGISTERED_ALLOCATOR, true);
+        // 4,096, 65,536, 65,537 and 12,345 bytes are in registered blocks: at least one message each; 300,000 bytes
+        // (over RdmaPipe.RENDEZVOUS_MIN) the peer reads
+        assertThat(zeroCopy[0]).isGreaterThanOrEqualTo(4);
+        assertThat(zeroCopy[1]).isEqualTo(1);
+        // and without the allocator (heap buffers here) every write is copied
+        assertThat(echoOn(group, false)).containsExactly(0, 0);
+    }
+
+    /**
+     * Large direct writes go by read rendezvous (the receiver RDMA READs them), in their place in the stream between
+     * small copied writes; a write over {@code RENDEZVOUS_MAX} is several rendezvous; the sender's buffers are let go
+     * once read.
+     */
+    @Test
+    void largeWritesAreReadByThePeerInStreamOrder() throws Exception {
+        InetSocketAddress address = NettyTestSupport.address();
+        int[] sizes = {100, 5 << 20, 7, 300_000, RdmaPipe.RENDEZVOUS_MIN - 1, 1 << 20, 3};
+        int total = 0;
+        for (int n : sizes) {
+            total += n;
+        }
+        byte[] data = random(total, 7);
+        Collect collect = new Collect(total);
+        CompletableFuture<Channel> child = new CompletableFuture<>();
+        Channel server = server(address, new ChannelInitializer<>() {
+            @Override
+            protected void initChannel(Channel ch) {
+                child.complete(ch);
+                ch.pipeline().addLast(collect);
+            }
+        });
+        try {
+            Channel c = client(address, new ChannelInboundHandlerAdapter());
+            java.util.List<ByteBuf> direct = new java.util.ArrayList<>();
+            int off = 0;
+            for (int n : sizes) {
+                ByteBuf b = n >= 4096 ? c.alloc().directBuffer(n) : Unpooled.buffer(n);
+                b.writeBytes(data, off, n);
+                if (b.isDirect()) {
+                    direct.add(b);
+                }
+                c.write(b);
+                off += n;
+            }
+            c.flush();
+            assertThat(collect.done.get(T, TimeUnit.SECONDS)).isEqualTo(data);
+            // 5 MiB in two (4 MiB + 1 MiB), 300,000 B, 1 MiB; the write one byte short is sent, not read
+            assertThat(((RdmaChannel) c).rendezvous()[0]).isEqualTo(4);
+            assertThat(((RdmaChannel) child.get()).rendezvous()[1]).isEqualTo(4);
+            awaitReleased(direct); // the peer's count of reads comes with its next message
+            c.close().sync();
+        } finally {
+            server.close().sync();
+        }
+    }
+
+    /**
+     * A sender that closes right after a large write: its close lingers until the peer read it, and the peer, which
+     * reads nothing until later (auto-read off), still gets every byte, then the end.
+     */
+    @Test
+    void aLargeWriteBeforeACloseIsReadAfterIt() throws Exception {
+        InetSocketAddress address = NettyTestSupport.address();
+        byte[] data = random(3 << 20, 11);
+        Collect collect = new Collect(data.length);
+        CompletableFuture<Channel> child = new CompletableFuture<>();
+        Channel server = server(address, new ChannelInitializer<>() {
+            @Override
+            protected void initChannel(Channel ch) {
+                child.complete(ch);
+                ch.pipeline().addLast(collect);
+            }
+        }, ChannelOption.AUTO_READ, false);
+        try {
+            Channel c = client(address, new ChannelInboundHandlerAdapter());
+            ByteBuf b = c.alloc().directBuffer(data.length).writeBytes(data);
+            c.writeAndFlush(b);
+            c.close().sync();
+            Channel s = child.get(T, TimeUnit.SECONDS);
+            s.config().setAutoRead(true);
+            assertThat(collect.done.get(T, TimeUnit.SECONDS)).isEqualTo(data);
+            assertThat(s.closeFuture().await(T, TimeUnit.SECONDS)).as("closed after the peer's close").isTrue();
+            awaitReleased(java.util.List.of(b));
+        } finally {
+            server.close().sync();
+        }
+    }
+
+    private static void awaitReleased(java.util.List<ByteBuf> written) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(T);
+        while (written.stream().anyMatch(b -> b.refCnt() > 0) && System.nanoTime() < deadline) {
+            Thread.sleep(10);
+        }
+        assertThat(written).as("written buffers the sender still holds").allMatch(b -> b.refCnt() == 0);
     }
 
     @Test
@@ -267,8 +357,23 @@ class RdmaChannelDeviceTest {
 
     @Test
     void discardsAStreamWithTheSameChecksum() throws Exception {
+        discard(1L << 30, 65_536, false); // 1 GiB of heap writes, copied
+    }
+
+    @Test
+    void discardsLargeDirectWritesReadByThePeerWithTheSameChecksum() throws Exception {
+        // 256 MiB in 1 MiB direct writes: every one a rendezvous, at most RENDEZVOUS_IN_FLIGHT unread at a time
+        assertThat(discard(256L << 20, 1 << 20, true)).isEqualTo(256);
+    }
+
+    /**
+     * Streams {@code total} bytes in writes of {@code chunkSize} with Netty's back-pressure to a server that checks
+     * their CRC32.
+     *
+     * @return the rendezvous the writer announced
+     */
+    private static long discard(long total, int chunkSize, boolean direct) throws Exception {
         InetSocketAddress address = NettyTestSupport.address();
-        long total = 1L << 30; // 1 GiB
         CompletableFuture<Long> serverCrc = new CompletableFuture<>();
         Channel server = server(address, new ChannelInitializer<>() {
             @Override
@@ -293,7 +398,7 @@ class RdmaChannelDeviceTest {
         try {
             Channel c = client(address, new ChannelInboundHandlerAdapter());
             CRC32 crc = new CRC32();
-            byte[] chunk = random(65_536, 7);
+            byte[] chunk = random(chunkSize, 7);
             long sent = 0;
             ChannelFuture last = null;
             while (sent < total) {
@@ -318,12 +423,15 @@ class RdmaChannelDeviceTest {
                 }
                 chunk[0] = (byte) sent; // not the same bytes every time
                 crc.update(chunk);
-                last = c.writeAndFlush(Unpooled.copiedBuffer(chunk));
+                last = c.writeAndFlush(direct ? c.alloc().directBuffer(chunkSize).writeBytes(chunk)
+                        : Unpooled.copiedBuffer(chunk));
                 sent += chunk.length;
             }
             last.sync();
             assertThat(serverCrc.get(T, TimeUnit.SECONDS)).isEqualTo(crc.getValue());
+            long rendezvous = ((RdmaChannel) c).rendezvous()[0];
             c.close().sync();
+            return rendezvous;
         } finally {
             server.close().sync();
         }
