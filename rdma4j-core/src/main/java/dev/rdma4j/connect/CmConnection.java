@@ -228,6 +228,19 @@ public final class CmConnection implements AutoCloseable {
         return n;
     }
 
+    /** The setup's read depth, within what the connection's device allows. */
+    private int readDepth(ConnectionSetup setup) throws VerbsException {
+        int n = setup.readDepth();
+        if (n < 0 || n > 255) {
+            throw new IllegalArgumentException("ConnectionSetup.readDepth() must be 0 to 255: " + n);
+        }
+        if (n <= 1) {
+            return n;
+        }
+        dev.rdma4j.DeviceAttributes d = context.queryDevice();
+        return Math.min(n, Math.min(d.maxQpRdAtom(), d.maxQpInitRdAtom()));
+    }
+
     static CompletableFuture<CmConnection> accepted(CmEventChannel channel, CmId id, ConnectionSetup setup,
             byte[] privateData, byte[] peerData) {
         CmConnection c = new CmConnection(channel, id, "accept");
@@ -236,9 +249,10 @@ public final class CmConnection implements AutoCloseable {
         try {
             c.createQueuePair(setup);
             setup.beforeConnect(c.queuePair);
+            int depth = c.readDepth(setup);
             c.id.run("rdma_accept", i -> {
                 try (Arena a = Arena.ofConfined()) {
-                    RdmaCm.accept(i, RdmaCm.connParam(a, framed, 1, 1, retryCount(setup), 7));
+                    RdmaCm.accept(i, RdmaCm.connParam(a, framed, depth, depth, retryCount(setup), 7));
                 }
             });
         } catch (VerbsException | RuntimeException e) {
@@ -309,11 +323,12 @@ public final class CmConnection implements AutoCloseable {
                         }
                         myPrivateData = PrivateData.frame(late, PrivateData.CONNECT);
                     }
+                    int depth = readDepth(setup);
                     stage = "the peer's answer to the connect request (rdma_connect): no host at that address,"
                             + " or it does not answer";
                     id.run("rdma_connect", i -> {
                         try (Arena a = Arena.ofConfined()) {
-                            RdmaCm.connect(i, RdmaCm.connParam(a, myPrivateData, 1, 1, retryCount(setup), 7));
+                            RdmaCm.connect(i, RdmaCm.connParam(a, myPrivateData, depth, depth, retryCount(setup), 7));
                         }
                     });
                 }

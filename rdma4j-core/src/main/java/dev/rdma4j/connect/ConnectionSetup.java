@@ -68,6 +68,19 @@ public interface ConnectionSetup {
     }
 
     /**
+     * RDMA READs and atomics that may be in flight each way: the {@code initiator_depth} and
+     * {@code responder_resources} of {@code rdma_conn_param} given to {@code rdma_connect}/{@code rdma_accept}
+     * (0 to 255; both sides should ask for the same). The connection asks for at most what the device allows
+     * ({@code max_qp_init_rd_atom}, {@code max_qp_rd_atom}). The default is 1, rdma-core's tools' choice; a queue pair
+     * with more reads posted than this waits (its send queue stalls) rather than fails.
+     *
+     * @return the depth, 0 to 255
+     */
+    default int readDepth() {
+        return 1;
+    }
+
+    /**
      * This setup with {@code hook} as its {@link #beforeConnect} (replacing this one's; its
      * {@link #connectPrivateData} is kept).
      *
@@ -96,6 +109,11 @@ public interface ConnectionSetup {
             @Override
             public int retryCount() {
                 return self.retryCount();
+            }
+
+            @Override
+            public int readDepth() {
+                return self.readDepth();
             }
         };
     }

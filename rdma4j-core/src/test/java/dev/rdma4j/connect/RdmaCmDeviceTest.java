@@ -247,6 +247,53 @@ class RdmaCmDeviceTest {
         }
     }
 
+    /** ConnectionSetup.readDepth reaches both queue pairs (max_rd_atomic, max_dest_rd_atomic); the default is 1. */
+    @Test
+    void theReadDepthReachesBothQueuePairs() throws Exception {
+        try (CmPair p = new CmPair()) {
+            for (int depth : new int[] {1, 4}) {
+                ConnectionSetup deep = new ConnectionSetup() {
+                    @Override
+                    public QueuePair.Builder configure(Context context) throws VerbsException {
+                        return p.setup().configure(context);
+                    }
+
+                    @Override
+                    public int readDepth() {
+                        return depth;
+                    }
+                };
+                ConnectionSetup s = depth == 1 ? p.setup() : deep; // 1 as the default
+                CompletableFuture<CmConnectionRequest> request = p.listener.nextRequest();
+                CompletableFuture<CmConnection> connecting = CmConnection.connect(p.channel, p.address, s,
+                        new byte[0], Duration.ofSeconds(30));
+                try (CmConnection server = request.get(T, TimeUnit.SECONDS).accept(s, new byte[0])
+                        .get(T, TimeUnit.SECONDS); CmConnection client = connecting.get(T, TimeUnit.SECONDS)) {
+                    for (CmConnection c : new CmConnection[] {client, server}) {
+                        dev.rdma4j.QpAttributes a = c.queuePair().query();
+                        assertThat(a.maxRdAtomic()).as("max_rd_atomic").isEqualTo(depth);
+                        assertThat(a.maxDestRdAtomic()).as("max_dest_rd_atomic").isEqualTo(depth);
+                    }
+                }
+            }
+            ConnectionSetup tooDeep = new ConnectionSetup() {
+                @Override
+                public QueuePair.Builder configure(Context context) throws VerbsException {
+                    return p.setup().configure(context);
+                }
+
+                @Override
+                public int readDepth() {
+                    return 256;
+                }
+            };
+            CompletableFuture<CmConnection> refused = CmConnection.connect(p.channel, p.address, tooDeep,
+                    new byte[0], Duration.ofSeconds(30));
+            assertThatThrownBy(() -> refused.get(T, TimeUnit.SECONDS)).hasCauseInstanceOf(
+                    IllegalArgumentException.class).hasMessageContaining("readDepth() must be 0 to 255: 256");
+        }
+    }
+
     /**
      * Before accepting, the server reaches the request's device: it registers a region there and sends
      * its address and rkey in accept's private data; the client writes into it.

@@ -280,6 +280,12 @@ public final class RdmaChannel extends AbstractChannel implements DuplexChannel 
             public int retryCount() {
                 return RETRY_COUNT;
             }
+
+            /** The rendezvous the peer may have announced and this side reads at once. */
+            @Override
+            public int readDepth() {
+                return RdmaPipe.RENDEZVOUS_IN_FLIGHT;
+            }
         };
     }
 

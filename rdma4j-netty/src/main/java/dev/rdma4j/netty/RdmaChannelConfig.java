@@ -19,6 +19,7 @@ public final class RdmaChannelConfig extends DefaultChannelConfig {
     private volatile int sendBuffers = 32;
     private volatile int messageSize = 65_536;
     private volatile int inlineThreshold;
+    private volatile int rendezvousThreshold = RdmaPipe.RENDEZVOUS_DEFAULT;
     private volatile boolean allowHalfClosure;
     private volatile boolean registeredAllocator;
     private volatile boolean busyPoll;
@@ -50,8 +51,10 @@ public final class RdmaChannelConfig extends DefaultChannelConfig {
     @Override
     public Map<ChannelOption<?>, Object> getOptions() {
         return getOptions(super.getOptions(), RdmaChannelOption.RECEIVE_BUFFERS, RdmaChannelOption.SEND_BUFFERS,
-                RdmaChannelOption.MESSAGE_SIZE, RdmaChannelOption.INLINE_THRESHOLD, ChannelOption.ALLOW_HALF_CLOSURE,
-                RdmaChannelOption.REGISTERED_ALLOCATOR, RdmaChannelOption.BUSY_POLL, ChannelOption.SO_KEEPALIVE, ChannelOption.TCP_NODELAY);
+                RdmaChannelOption.MESSAGE_SIZE, RdmaChannelOption.INLINE_THRESHOLD,
+                RdmaChannelOption.RENDEZVOUS_THRESHOLD, ChannelOption.ALLOW_HALF_CLOSURE,
+                RdmaChannelOption.REGISTERED_ALLOCATOR, RdmaChannelOption.BUSY_POLL, ChannelOption.SO_KEEPALIVE,
+                ChannelOption.TCP_NODELAY);
     }
 
     @Override
@@ -68,6 +71,9 @@ public final class RdmaChannelConfig extends DefaultChannelConfig {
         }
         if (option == RdmaChannelOption.INLINE_THRESHOLD) {
             return (T) Integer.valueOf(inlineThreshold);
+        }
+        if (option == RdmaChannelOption.RENDEZVOUS_THRESHOLD) {
+            return (T) Integer.valueOf(rendezvousThreshold);
         }
         if (option == ChannelOption.ALLOW_HALF_CLOSURE) {
             return (T) Boolean.valueOf(allowHalfClosure);
@@ -98,6 +104,8 @@ public final class RdmaChannelConfig extends DefaultChannelConfig {
             messageSize = inRange("MESSAGE_SIZE", (Integer) value, 64, 16 << 20);
         } else if (option == RdmaChannelOption.INLINE_THRESHOLD) {
             inlineThreshold = inRange("INLINE_THRESHOLD", (Integer) value, 0, 65_535);
+        } else if (option == RdmaChannelOption.RENDEZVOUS_THRESHOLD) {
+            rendezvousThreshold = inRange("RENDEZVOUS_THRESHOLD", (Integer) value, 4096, Integer.MAX_VALUE);
         } else if (option == ChannelOption.ALLOW_HALF_CLOSURE) {
             allowHalfClosure = (Boolean) value;
         } else if (option == RdmaChannelOption.REGISTERED_ALLOCATOR) {
@@ -155,6 +163,15 @@ public final class RdmaChannelConfig extends DefaultChannelConfig {
      */
     public int getInlineThreshold() {
         return inlineThreshold;
+    }
+
+    /**
+     * Readable bytes from which a direct write goes by read rendezvous ({@link RdmaChannelOption#RENDEZVOUS_THRESHOLD}).
+     *
+     * @return bytes; {@link Integer#MAX_VALUE} for never
+     */
+    public int getRendezvousThreshold() {
+        return rendezvousThreshold;
     }
 
     /**

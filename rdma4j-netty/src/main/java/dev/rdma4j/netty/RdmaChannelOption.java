@@ -33,6 +33,16 @@ public final class RdmaChannelOption<T> extends ChannelOption<T> {
     public static final ChannelOption<Integer> INLINE_THRESHOLD = valueOf(RdmaChannelOption.class, "INLINE_THRESHOLD");
 
     /**
+     * Readable bytes from which a direct write (held by nobody but the channel) goes by read rendezvous: its bytes are
+     * registered for the peer to read ({@code ibv_reg_mr} with remote read, exactly those bytes), the peer RDMA READs
+     * them ({@code IBV_WR_RDMA_READ}) into registered memory, and no send buffer carries them; a piece is at most 1 MiB.
+     * Default 1,048,576; at least 4,096; {@link Integer#MAX_VALUE} turns it off (large writes are then cut into SENDs, copied unless
+     * they lie in registered memory). Applies to this side's writes; the peer always reads what it is announced.
+     */
+    public static final ChannelOption<Integer> RENDEZVOUS_THRESHOLD =
+            valueOf(RdmaChannelOption.class, "RENDEZVOUS_THRESHOLD");
+
+    /**
      * Whether the channel's {@code alloc()} is its event loop's {@link RdmaByteBufAllocator}: direct buffers of 4 KiB
      * to 1 MiB are then registered memory, and writes of them (and of their slices) leave without a copy. Received
      * buffers are registered memory too: echoing one back is never copied. Default {@code false} (the configured

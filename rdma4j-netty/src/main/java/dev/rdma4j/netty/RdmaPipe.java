@@ -44,23 +44,16 @@ import java.util.concurrent.atomic.AtomicInteger;
  * {@link #CONTROL_RECEIVES} more for messages that only carry credits or marks; the connection's private data carry
  * each side's data receive count and message size.
  *
- * <p>Large writes (a direct buffer of {@link #RENDEZVOUS_MIN} readable bytes or more that only the outbound buffer
- * holds) go by a read rendezvous instead of a series of SENDs: the sender registers exactly those bytes
- * ({@code ibv_reg_mr}, remote read only: the peer sees nothing else of its memory), announces address, rkey and
- * length (16 bytes) in a data message, and holds the buffer. The receiver RDMA READs them into a buffer of its
- * channel's allocator (registered memory when that is the {@link RdmaByteBufAllocator}, else registered for the
- * read), one read at a time, in announcement order and whether or not the application reads (so a closing sender's
- * data is fetched before it goes), and counts the read in its next immediate; the sender then deregisters and
- * releases. The announcement keeps its receive buffer, and later messages wait behind it, until the data is
- * delivered: the stream's order holds and back-pressure works as for SENDs. At most
+ * <p>Large writes (a direct buffer of {@link RdmaChannelOption#RENDEZVOUS_THRESHOLD} readable bytes or more that
+ * only the outbound buffer holds) go by a read rendezvous instead of a series of SENDs: the sender registers exactly
+ * those bytes ({@code ibv_reg_mr}, remote read only: the peer sees nothing else of its memory), announces address,
+ * rkey and length (16 bytes) in a data message, and holds the buffer. The receiver RDMA READs them into a buffer of
+ * its loop's {@link RdmaByteBufAllocator} (registered already; a piece is at most its largest block), several reads
+ * in flight (the connection's read depth), in announcement order and whether or not the application reads (so a
+ * closing sender's data is fetched before it goes), and counts the reads in its next immediate; the sender then
+ * deregisters and releases. The announcement keeps its receive buffer, and later messages wait behind it, until the
+ * data is delivered: the stream's order holds and back-pressure works as for SENDs. At most
  * {@link #RENDEZVOUS_IN_FLIGHT} rendezvous are unread per side, so the peer reads ahead into bounded memory.
- *
- * <p>Why this cannot deadlock or meet RNR: a data message is sent only with a data credit, a credit-only message only
- * with a control credit, so no more messages are ever in flight than receives posted. A credit-only message costs the
- * peer no data credit, so answering one never needs another (no ping-pong); its control credit comes back with
- * whatever the peer sends next. A side sends credits on their own when half its data receives are owed, or when the
- * peer may have none left; and a peer that has none left sent every message it could, each returning the control
- * credits it owed, so the credits can always go.
  */
 final class RdmaPipe {
     static final int DATA_GRANTS = 0xFFFF;
@@ -82,10 +75,14 @@ final class RdmaPipe {
     static final int ZERO_COPY_MIN = RdmaByteBufAllocator.MIN_BLOCK;
     /** wr_id of the RDMA READ that fetches a rendezvous' data. */
     private static final long READ = -3;
-    /** Readable bytes from which a direct write goes by rendezvous: the peer reads it from this side's memory. */
-    static final int RENDEZVOUS_MIN = 256 << 10;
+    /**
+     * Default readable bytes from which a direct write goes by rendezvous. Measured on rxe in one guest (1 MiB
+     * writes of pooled direct memory, interleaved with and without): parity or a little faster than copying into
+     * SENDs from 1 MiB, ~10% slower at 256 KiB (the registration per write costs more than the copy saves there).
+     */
+    static final int RENDEZVOUS_DEFAULT = 1 << 20;
     /** The most bytes one rendezvous moves (a larger write is several). */
-    static final int RENDEZVOUS_MAX = 4 << 20;
+    static final int RENDEZVOUS_MAX = RdmaByteBufAllocator.MAX_BLOCK;
     /** Rendezvous a side may have announced and not yet seen read: bounds the memory the peer reads ahead into. */
     static final int RENDEZVOUS_IN_FLIGHT = 4;
     /** A rendezvous announcement's payload: address, rkey, length. */
@@ -96,10 +93,11 @@ final class RdmaPipe {
             ResourceLeakDetectorFactory.instance().newResourceLeakDetector(ByteBuf.class);
 
     /** A connection's sizes, read once from the channel's options: what is posted is what is announced. */
-    record Sizes(int receiveBuffers, int sendBuffers, int messageSize, int inlineThreshold, boolean busyPoll) {
+    record Sizes(int receiveBuffers, int sendBuffers, int messageSize, int inlineThreshold, int rendezvousThreshold,
+            boolean busyPoll) {
         static Sizes of(RdmaChannelConfig c) {
             return new Sizes(c.getReceiveBuffers(), c.getSendBuffers(), c.getMessageSize(), c.getInlineThreshold(),
-                    c.isBusyPoll());
+                    c.getRendezvousThreshold(), c.isBusyPoll());
         }
     }
 
@@ -137,6 +135,7 @@ final class RdmaPipe {
     private final int recvSlots;
     private final int size;
     private final int inlineThreshold;
+    private final int rendezvousThreshold;
     private final int sqCapacity;
     private final SendBatch batch;
     private final SendBatch control = new SendBatch(1, 1);
@@ -160,9 +159,9 @@ final class RdmaPipe {
     long zeroCopySends;
     /** Rendezvous this side announced and the peer has not yet said it read, in announcement order. */
     private final ArrayDeque<Outbound> announced = new ArrayDeque<>();
-    /** The peer's rendezvous not yet read (the head is being read when {@link #reading}), in announcement order. */
+    /** The peer's rendezvous whose reads are posted (they complete in this order), and those not yet posted. */
+    private final ArrayDeque<Inbound> reading = new ArrayDeque<>();
     private final ArrayDeque<Inbound> inbound = new ArrayDeque<>();
-    private boolean reading;
     /** Peer's rendezvous read and not yet counted back to it. */
     private int readsDoneOwed;
     /** A registration for a rendezvous failed (memlock limit): large writes are copied from then on. */
@@ -215,6 +214,7 @@ final class RdmaPipe {
         this.recvSlots = dataReceives + CONTROL_RECEIVES;
         this.size = sizes.messageSize();
         this.inlineThreshold = sizes.inlineThreshold();
+        this.rendezvousThreshold = sizes.rendezvousThreshold();
         this.sqCapacity = sendSlots + EXTRA_SENDS;
         this.peer = peer;
         this.pendingSlot = new int[recvSlots];
@@ -411,7 +411,7 @@ final class RdmaPipe {
 
     /** Whether {@code b}'s next bytes go by rendezvous: large, direct, in one piece, held by nobody else. */
     private boolean rendezvous(ByteBuf b) {
-        return !rendezvousRefused && b.readableBytes() >= RENDEZVOUS_MIN && b.isDirect() && b.nioBufferCount() == 1
+        return !rendezvousRefused && b.readableBytes() >= rendezvousThreshold && b.isDirect() && b.nioBufferCount() == 1
                 && owned(b);
     }
 
@@ -591,7 +591,7 @@ final class RdmaPipe {
         }
         if (!wc.isSuccess()) {
             failed(id == READ ? "read" : "send", wc);
-        } else if (!reading && !inbound.isEmpty()) {
+        } else if (!inbound.isEmpty()) {
             startRead(); // it waited for send queue room
         }
     }
@@ -671,7 +671,7 @@ final class RdmaPipe {
         }
         inbound.add(r);
         if (channel.inputShutdownLocally()) {
-            r.dropped = true; // not read; the peer learns in order that it may let go
+            r.dropped = true; // read all the same (the peer's count of reads is in order), never delivered
             repost(slot, true);
         } else {
             int i = (pendingHead + pendingCount) % recvSlots;
@@ -683,19 +683,18 @@ final class RdmaPipe {
         startRead();
     }
 
-    /** Reads the next announced rendezvous when none is being read and the send queue has room. */
+    /**
+     * Posts the reads of announced rendezvous while fewer than {@link #RENDEZVOUS_IN_FLIGHT} are in flight (the
+     * connection's read depth) and the send queue has room. (One no longer wanted is read all the same: the peer's
+     * count of reads must follow the announcements' order.)
+     */
     private void startRead() {
-        while (!reading && !closing && sqOutstanding < sqCapacity) {
-            Inbound r = inbound.peek();
+        while (reading.size() < RENDEZVOUS_IN_FLIGHT && !closing && sqOutstanding < sqCapacity) {
+            Inbound r = inbound.poll();
             if (r == null) {
                 return;
             }
-            if (r.dropped) { // input shut down before its read began
-                inbound.poll();
-                readsDoneOwed++;
-                continue;
-            }
-            ByteBuf dest = channel.alloc().directBuffer(r.length, r.length);
+            ByteBuf dest = memory.allocator().directBuffer(r.length, r.length); // registered: no ibv_reg_mr per read
             try {
                 if (dest.nioBufferCount() != 1) { // not one piece of memory: one that is
                     dest.release();
@@ -721,7 +720,7 @@ final class RdmaPipe {
                 return;
             }
             r.data = dest;
-            reading = true;
+            reading.add(r);
             sqOutstanding++;
             rendezvousReads++;
             try {
@@ -735,8 +734,7 @@ final class RdmaPipe {
 
     /** The head rendezvous' read completed: its bytes are ready for delivery (or dropped, if they are not wanted). */
     private void readDone(boolean ok) {
-        reading = false;
-        Inbound r = inbound.poll();
+        Inbound r = reading.poll();
         if (r == null) {
             return;
         }
@@ -978,7 +976,7 @@ final class RdmaPipe {
             unhold(o.buf());
         }
         Inbound r;
-        while ((r = inbound.poll()) != null) { // its read, if any, ended with the QP
+        while ((r = reading.poll()) != null || (r = inbound.poll()) != null) { // their reads ended with the QP
             closeQuietly(r.own);
             if (r.data != null) {
                 r.data.release();
@@ -1023,7 +1021,7 @@ final class RdmaPipe {
         return "credits " + sendCredits + "+" + controlCredits + " owed " + dataGrantsOwed + "+" + controlGrantsOwed
                 + " peer " + peerCredits + ", in flight " + sqOutstanding
                 + (announced.isEmpty() ? "" : ", announced " + announced.size())
-                + (inbound.isEmpty() ? "" : ", to read " + inbound.size()) + (writeBlocked ? ", writes wait" : "")
+                + (reading.isEmpty() && inbound.isEmpty() ? "" : ", to read " + (reading.size() + inbound.size())) + (writeBlocked ? ", writes wait" : "")
                 + (closing ? ", closing" : "");
     }
 
