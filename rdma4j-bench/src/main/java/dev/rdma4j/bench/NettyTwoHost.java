@@ -19,6 +19,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BiFunction;
 
 /**
  * {@link NettyInterleaved} across two hosts: the server role on one host, the client role on the other, the
@@ -49,17 +50,18 @@ import java.util.concurrent.TimeUnit;
 public final class NettyTwoHost {
     /** The default base port. */
     static final int DEFAULT_PORT = 18600;
-    /** gRPC unary calls per block. */
-    static final int CALLS = 16;
-    /** How long the client waits for the server's control socket. */
-    static final int CONTROL_WAIT_SECONDS = 300;
-
+    // the listeners' ports: base + pattern's offset + transport's ordinal (rdma, tcp); the control socket's
     private static final int ECHO = 0;
     private static final int STREAM = 2;
     private static final int GRPC = 4;
     private static final int CONTROL = 9;
+
+    /** gRPC unary calls per block. */
+    static final int CALLS = 16;
     private static final String[] NAMES = {"rdma", "tcp"};
     private static final int[][] PAIRS = {{0, 1}};
+    /** How long the client waits for the server's control socket. */
+    static final int CONTROL_WAIT_SECONDS = 300;
 
     private NettyTwoHost() {
     }
@@ -168,37 +170,42 @@ public final class NettyTwoHost {
         try {
             System.out.println("client: the server at " + server.getHostAddress() + " is ready; " + rounds
                     + " rounds measured after " + warmup + " of warm-up");
-            Turn[] turns = new Turn[NAMES.length];
             int n = NettyDeviceBench.ROUND_TRIPS;
-            for (Transport t : Transport.values()) {
-                NettyDeviceBench.Echo e = new NettyDeviceBench.Echo();
-                e.transport = t;
-                e.remote = address(server, base, ECHO, t);
-                turns[t.ordinal()] = new Turn(e::setUp, () -> e.roundTrips(n), e::close);
-            }
-            interleave("echo64: one 64 B round trip, us (lower is better)", n, false, rounds, warmup, turns);
-
+            interleave("echo64: one 64 B round trip, us (lower is better)", n, false, rounds, warmup,
+                    turns(server, base, ECHO, (t, a) -> {
+                        NettyDeviceBench.Echo e = new NettyDeviceBench.Echo();
+                        e.transport = t;
+                        e.remote = a;
+                        return new Turn(e::setUp, () -> e.roundTrips(n), e::close);
+                    }));
             int c = NettyDeviceBench.CHUNKS;
-            for (Transport t : Transport.values()) {
-                NettyDeviceBench.Stream s = new NettyDeviceBench.Stream();
-                s.transport = t;
-                s.remote = address(server, base, STREAM, t);
-                turns[t.ordinal()] = new Turn(s::setUp, () -> s.stream(c), s::close);
-            }
             interleave("stream64k: 64 KiB writes with back-pressure, MiB/s (higher is better)", c, true, rounds,
-                    warmup, turns);
-
-            for (Transport t : Transport.values()) {
-                GrpcDeviceBench g = new GrpcDeviceBench();
-                g.transport = t;
-                g.remote = address(server, base, GRPC, t);
-                turns[t.ordinal()] = new Turn(g::setUp, () -> calls(g), g::tearDown);
-            }
+                    warmup, turns(server, base, STREAM, (t, a) -> {
+                        NettyDeviceBench.Stream s = new NettyDeviceBench.Stream();
+                        s.transport = t;
+                        s.remote = a;
+                        return new Turn(s::setUp, () -> s.stream(c), s::close);
+                    }));
             interleave("grpc unary64: one unary call of 64 B, us (lower is better)", CALLS, false, rounds, warmup,
-                    turns);
+                    turns(server, base, GRPC, (t, a) -> {
+                        GrpcDeviceBench g = new GrpcDeviceBench();
+                        g.transport = t;
+                        g.remote = a;
+                        return new Turn(g::setUp, () -> calls(g), g::tearDown);
+                    }));
         } finally {
             control.close(); // the server ends
         }
+    }
+
+    /** A pattern's connections, one per transport, made by {@code make} from the transport and its listener. */
+    private static Turn[] turns(InetAddress server, int base, int pattern,
+            BiFunction<Transport, InetSocketAddress, Turn> make) {
+        Turn[] turns = new Turn[NAMES.length];
+        for (Transport t : Transport.values()) {
+            turns[t.ordinal()] = make.apply(t, address(server, base, pattern, t));
+        }
+        return turns;
     }
 
     private static void calls(GrpcDeviceBench g) {
