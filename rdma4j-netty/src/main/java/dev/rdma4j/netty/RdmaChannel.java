@@ -641,12 +641,6 @@ public final class RdmaChannel extends AbstractChannel implements DuplexChannel 
         return t == null ? 0 : t.zeroCopySends;
     }
 
-    /** For tests: send completions so far (one per signaled request). */
-    long sendCompletions() {
-        RdmaPipe t = pipe;
-        return t == null ? 0 : t.sendCompletions;
-    }
-
     /** For tests: large writes announced for the peer to read, and the peer's announcements read, so far. */
     long[] rendezvous() {
         RdmaPipe t = pipe;

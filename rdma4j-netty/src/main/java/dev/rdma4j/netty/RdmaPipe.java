@@ -169,8 +169,6 @@ final class RdmaPipe {
     /** The outbound buffer's buffer this side holds pieces of (its reference count is 1 + the holds). */
     private ByteBuf sharing;
     private int sharedHolds;
-    /** Send completions seen (for tests: selective signaling). */
-    long sendCompletions;
     /** Rendezvous announced, and read (for tests). */
     long rendezvousSends;
     long rendezvousReads;
@@ -181,17 +179,7 @@ final class RdmaPipe {
     private CmConnection connection;
     private long sendHead;
     private long sendTail;
-    /** Requests posted and not yet known complete (signaled or not). */
     private int sqOutstanding;
-    /** A request is signaled at least every this many (and always when something waits for its completion). */
-    private final int signalEvery;
-    /** Requests posted since the last signaled one, and the send buffers among them: the next signaled retires them. */
-    private int unsignaledSends;
-    private int unsignaledSlots;
-    /** Per signaled request in flight, in posting order: requests (itself included) {@code << 32 |} buffers retired. */
-    private final long[] retires;
-    private int retireHead;
-    private int retireCount;
     /** Data messages this side may still send (the peer's data receives granted and not yet consumed). */
     private int sendCredits;
     /** Credit-only / mark messages this side may still send. */
@@ -228,8 +216,6 @@ final class RdmaPipe {
         this.inlineThreshold = sizes.inlineThreshold();
         this.rendezvousThreshold = sizes.rendezvousThreshold();
         this.sqCapacity = sendSlots + EXTRA_SENDS;
-        this.signalEvery = Math.max(1, sendSlots / 2);
-        this.retires = new long[sqCapacity];
         this.peer = peer;
         this.pendingSlot = new int[recvSlots];
         this.pendingLen = new int[recvSlots];
@@ -363,7 +349,7 @@ final class RdmaPipe {
                 in.removeBytes(len);
                 zeroCopySends++;
                 sendCredits--;
-                signal(batch, false, true); // the buffer is the application's: let it go as soon as it is sent
+                sqOutstanding++;
                 if (++n == batch.capacity()) {
                     post(batch);
                     n = 0;
@@ -399,7 +385,7 @@ final class RdmaPipe {
             }
             sendHead++;
             sendCredits--;
-            signal(batch, true, false);
+            sqOutstanding++;
             if (++n == batch.capacity()) {
                 post(batch);
                 n = 0;
@@ -421,30 +407,6 @@ final class RdmaPipe {
     private RegisteredMemory.Located zeroCopy(ByteBuf b) {
         int readable = b.readableBytes();
         return readable >= ZERO_COPY_MIN && owned(b) ? memory.locate(b, Math.min(readable, sendSize)) : null;
-    }
-
-    /**
-     * Accounts the request just added to {@code b}, and leaves it unsignaled unless {@code must} (a buffer or a read
-     * waits for its completion) or {@link #signalEvery} went unsignaled before it: an RC send queue completes in
-     * order, so a signaled completion retires the unsignaled requests before it, and one completion event per
-     * {@code signalEvery} messages replaces one per message. Since fewer than {@code signalEvery} (half the send
-     * buffers, and of the queue) are ever unretired behind the last signaled request, a writer waiting for buffers
-     * or queue room always has a signaled completion coming.
-     */
-    private void signal(SendBatch b, boolean slot, boolean must) {
-        sqOutstanding++;
-        unsignaledSends++;
-        if (slot) {
-            unsignaledSlots++;
-        }
-        if (must || unsignaledSends >= signalEvery) {
-            retires[(retireHead + retireCount) % retires.length] = (long) unsignaledSends << 32 | unsignaledSlots;
-            retireCount++;
-            unsignaledSends = 0;
-            unsignaledSlots = 0;
-        } else {
-            b.unsignaled();
-        }
     }
 
     /** Whether {@code b}'s next bytes go by rendezvous: large, direct, in one piece, held by nobody else. */
@@ -506,7 +468,7 @@ final class RdmaPipe {
         rendezvousSends++;
         sendHead++;
         sendCredits--;
-        signal(batch, true, false);
+        sqOutstanding++;
         return true;
     }
 
@@ -539,7 +501,7 @@ final class RdmaPipe {
             return false;
         }
         control.sendWithImmediate(MARK, sendRegion, 0, 0, takeGrants(flags | spend));
-        signal(control, false, flags != 0); // a close lingers for it
+        sqOutstanding++;
         try {
             post(control);
         } catch (IOException e) {
@@ -609,35 +571,26 @@ final class RdmaPipe {
     }
 
     private void onSent(CompletionView wc) {
+        sqOutstanding--;
         long id = wc.wrId();
-        if (!wc.isSuccess()) { // unsignaled requests complete too when they fail: the QP is in error, nothing more goes
-            if (closing) {
-                teardown(); // lingering is over
-            } else {
-                failed(id == READ ? "read" : "send", wc);
-            }
-            return;
-        }
-        sendCompletions++;
-        if (retireCount > 0) { // this request and the unsignaled ones before it
-            long r = retires[retireHead];
-            retireHead = (retireHead + 1) % retires.length;
-            retireCount--;
-            sqOutstanding -= (int) (r >>> 32);
-            sendTail += (int) r;
-        }
-        if (id == ZERO_COPY) {
+        if (id >= 0) {
+            sendTail++;
+        } else if (id == ZERO_COPY) {
             ByteBuf b = held.poll();
             if (b != null) {
                 unhold(b);
             }
         } else if (id == READ) {
-            readDone();
+            readDone(wc.isSuccess());
         }
-        if (closing) { // lingering: tear down once the last send is done
+        if (closing) { // lingering: tear down once the last send is done, whatever its outcome
             if (lingerDone()) {
                 teardown();
             }
+            return;
+        }
+        if (!wc.isSuccess()) {
+            failed(id == READ ? "read" : "send", wc);
         } else if (!inbound.isEmpty()) {
             startRead(); // it waited for send queue room
         }
@@ -768,7 +721,7 @@ final class RdmaPipe {
             }
             r.data = dest;
             reading.add(r);
-            signal(control, false, true);
+            sqOutstanding++;
             rendezvousReads++;
             try {
                 post(control);
@@ -780,21 +733,23 @@ final class RdmaPipe {
     }
 
     /** The head rendezvous' read completed: its bytes are ready for delivery (or dropped, if they are not wanted). */
-    private void readDone() {
+    private void readDone(boolean ok) {
         Inbound r = reading.poll();
         if (r == null) {
             return;
         }
         closeQuietly(r.own);
         r.own = null;
-        if (!closing && !r.dropped) {
+        if (ok && !closing && !r.dropped) {
             r.data.writerIndex(r.length);
             r.done = true;
         } else {
             r.data.release();
             r.data = null;
         }
-        readsDoneOwed++;
+        if (ok) {
+            readsDoneOwed++;
+        }
         if (!closing) {
             channel.afterIoNeeded(); // deliver it, tell the peer
         }
@@ -964,8 +919,6 @@ final class RdmaPipe {
     /**
      * Stops sending and receiving; tells the peer it closes, and after the messages already posted were acknowledged
      * (at most {@code lingerMillis}) disconnects and frees everything but receive buffers the application still holds.
-     * (When no credit is left for the close mark, unsignaled sends before it are never seen complete: the close then
-     * lingers its whole time, unless the peer's disconnect ends it.)
      */
     void close(long lingerMillis) {
         if (closing) {

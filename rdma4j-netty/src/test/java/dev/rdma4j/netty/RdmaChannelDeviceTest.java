@@ -335,46 +335,6 @@ class RdmaChannelDeviceTest {
         assertThat(written).as("written buffers the sender still holds").allMatch(b -> b.refCnt() == 0);
     }
 
-    /**
-     * 64 round trips of 64 bytes: each side's sends ask for a completion once per half its send buffers (and the
-     * close), not once per message: one completion event per message less on each side.
-     */
-    @Test
-    void smallMessagesAskForASendCompletionOnlyNowAndThen() throws Exception {
-        InetSocketAddress address = NettyTestSupport.address();
-        CompletableFuture<Channel> child = new CompletableFuture<>();
-        Channel server = server(address, new ChannelInitializer<>() {
-            @Override
-            protected void initChannel(Channel ch) {
-                child.complete(ch);
-                ch.pipeline().addLast(new Echo());
-            }
-        });
-        try {
-            java.util.concurrent.Semaphore echoed = new java.util.concurrent.Semaphore(0);
-            Channel c = client(address, new ChannelInboundHandlerAdapter() {
-                @Override
-                public void channelRead(ChannelHandlerContext ctx, Object msg) {
-                    echoed.release(((ByteBuf) msg).readableBytes());
-                    ((ByteBuf) msg).release();
-                }
-            });
-            int roundTrips = 64;
-            for (int i = 0; i < roundTrips; i++) {
-                c.writeAndFlush(Unpooled.wrappedBuffer(random(64, i)));
-                assertThat(echoed.tryAcquire(64, T, TimeUnit.SECONDS)).as("echo " + i).isTrue();
-            }
-            // 32 send buffers by default: a signaled send every 16; credit messages may add a few
-            long most = roundTrips / 16 + 4;
-            assertThat(((RdmaChannel) c).sendCompletions()).as("client's send completions").isBetween(1L, most);
-            assertThat(((RdmaChannel) child.get()).sendCompletions()).as("server's send completions")
-                    .isBetween(1L, most);
-            c.close().sync();
-        } finally {
-            server.close().sync();
-        }
-    }
-
     @Test
     void echoesOnABusyPollingLoop() throws Exception {
         EventLoopGroup busy = new MultiThreadIoEventLoopGroup(1,
