@@ -68,7 +68,7 @@ public final class RdmaChannel extends AbstractChannel implements DuplexChannel 
      */
     private static final int RETRY_COUNT = 6;
     /** How long a close waits for the messages already posted. */
-    private static final long LINGER_MILLIS = 10_000;
+    static final long LINGER_MILLIS = 10_000;
 
     private enum State { OPEN, CONNECTING, ACTIVE, CLOSED }
 
@@ -212,8 +212,8 @@ public final class RdmaChannel extends AbstractChannel implements DuplexChannel 
         }
         RdmaPipe t = pipe;
         if (t != null) {
-            boolean linger = was == State.ACTIVE && !eventLoop().isShuttingDown();
-            t.close(linger ? LINGER_MILLIS : 0);
+            // also when the loop shuts down: its RdmaIoHandler.destroy() lets the linger finish (within its bound)
+            t.close(was == State.ACTIVE ? LINGER_MILLIS : 0);
         }
     }
 
@@ -487,9 +487,13 @@ public final class RdmaChannel extends AbstractChannel implements DuplexChannel 
     }
 
     private void scheduleAfterIo() {
-        if (!afterIoScheduled) {
+        if (!afterIoScheduled && isOpen()) {
             afterIoScheduled = true;
-            eventLoop().execute(afterIo);
+            try {
+                eventLoop().execute(afterIo);
+            } catch (RejectedExecutionException loopGone) {
+                // the loop shuts down: nothing after I/O is due any more
+            }
         }
     }
 

@@ -155,13 +155,21 @@ public final class RdmaIoHandler implements IoHandler {
     }
 
     /**
-     * Last: the registered memory (free chunks now; the rest, and the PDs, when their last buffer is released), the
-     * rdma_cm event channel and the engine (its epoll fd, eventfd and completion channels).
+     * Last: the closes still lingering are let finish (their last messages and the close mark reach the peer, as a
+     * TCP socket's kernel sends what was written before a close after the process is gone), for at most the linger
+     * time, 10 s, by turning the engine here; then the registered memory (free chunks now; the rest, and the PDs,
+     * when their last buffer is released), the rdma_cm event channel and the engine (its epoll fd, eventfd and
+     * completion channels).
      */
     @Override
     public void destroy() {
         try {
-            for (RdmaPipe p : new ArrayList<>(pipes)) { // lingering ones: their timers were cancelled with the loop
+            long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(RdmaChannel.LINGER_MILLIS);
+            for (long left; !pipes.isEmpty() && !engine.isTerminated()
+                    && (left = deadline - System.nanoTime()) > 0;) { // Netty cancelled their linger timers
+                engine.runOnce((int) Math.max(1, Math.min(50, TimeUnit.NANOSECONDS.toMillis(left))));
+            }
+            for (RdmaPipe p : new ArrayList<>(pipes)) { // still lingering: cut short
                 p.teardown();
             }
             memories.values().forEach(RegisteredMemory::close);
