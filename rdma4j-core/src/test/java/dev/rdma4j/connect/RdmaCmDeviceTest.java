@@ -247,23 +247,26 @@ class RdmaCmDeviceTest {
         }
     }
 
+    private static ConnectionSetup readDepth(ConnectionSetup base, int depth) {
+        return new ConnectionSetup() {
+            @Override
+            public QueuePair.Builder configure(Context context) throws VerbsException {
+                return base.configure(context);
+            }
+
+            @Override
+            public int readDepth() {
+                return depth;
+            }
+        };
+    }
+
     /** ConnectionSetup.readDepth reaches both queue pairs (max_rd_atomic, max_dest_rd_atomic); the default is 1. */
     @Test
     void theReadDepthReachesBothQueuePairs() throws Exception {
         try (CmPair p = new CmPair()) {
             for (int depth : new int[] {1, 4}) {
-                ConnectionSetup deep = new ConnectionSetup() {
-                    @Override
-                    public QueuePair.Builder configure(Context context) throws VerbsException {
-                        return p.setup().configure(context);
-                    }
-
-                    @Override
-                    public int readDepth() {
-                        return depth;
-                    }
-                };
-                ConnectionSetup s = depth == 1 ? p.setup() : deep; // 1 as the default
+                ConnectionSetup s = depth == 1 ? p.setup() : readDepth(p.setup(), depth); // 1 as the default
                 CompletableFuture<CmConnectionRequest> request = p.listener.nextRequest();
                 CompletableFuture<CmConnection> connecting = CmConnection.connect(p.channel, p.address, s,
                         new byte[0], Duration.ofSeconds(30));
@@ -276,17 +279,7 @@ class RdmaCmDeviceTest {
                     }
                 }
             }
-            ConnectionSetup tooDeep = new ConnectionSetup() {
-                @Override
-                public QueuePair.Builder configure(Context context) throws VerbsException {
-                    return p.setup().configure(context);
-                }
-
-                @Override
-                public int readDepth() {
-                    return 256;
-                }
-            };
+            ConnectionSetup tooDeep = readDepth(p.setup(), 256);
             CompletableFuture<CmConnection> refused = CmConnection.connect(p.channel, p.address, tooDeep,
                     new byte[0], Duration.ofSeconds(30));
             assertThatThrownBy(() -> refused.get(T, TimeUnit.SECONDS)).hasCauseInstanceOf(

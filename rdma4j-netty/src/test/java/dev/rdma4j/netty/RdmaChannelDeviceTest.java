@@ -262,13 +262,7 @@ class RdmaChannelDeviceTest {
         byte[] data = random(total, 7);
         Collect collect = new Collect(total);
         CompletableFuture<Channel> child = new CompletableFuture<>();
-        Channel server = server(address, new ChannelInitializer<>() {
-            @Override
-            protected void initChannel(Channel ch) {
-                child.complete(ch);
-                ch.pipeline().addLast(collect);
-            }
-        });
+        Channel server = collectingServer(address, collect, child);
         try {
             Channel c = client(address, new ChannelInboundHandlerAdapter(), RdmaChannelOption.RENDEZVOUS_THRESHOLD,
                     threshold);
@@ -305,13 +299,7 @@ class RdmaChannelDeviceTest {
         byte[] data = random(3 << 20, 11);
         Collect collect = new Collect(data.length);
         CompletableFuture<Channel> child = new CompletableFuture<>();
-        Channel server = server(address, new ChannelInitializer<>() {
-            @Override
-            protected void initChannel(Channel ch) {
-                child.complete(ch);
-                ch.pipeline().addLast(collect);
-            }
-        }, ChannelOption.AUTO_READ, false);
+        Channel server = collectingServer(address, collect, child, ChannelOption.AUTO_READ, false);
         try {
             Channel c = client(address, new ChannelInboundHandlerAdapter());
             ByteBuf b = c.alloc().directBuffer(data.length).writeBytes(data);
@@ -325,6 +313,18 @@ class RdmaChannelDeviceTest {
         } finally {
             server.close().sync();
         }
+    }
+
+    /** A server whose one connection ({@code child}) collects what it reads. */
+    private static Channel collectingServer(InetSocketAddress address, Collect collect,
+            CompletableFuture<Channel> child, Object... options) throws Exception {
+        return server(address, new ChannelInitializer<>() {
+            @Override
+            protected void initChannel(Channel ch) {
+                child.complete(ch);
+                ch.pipeline().addLast(collect);
+            }
+        }, options);
     }
 
     private static void awaitReleased(java.util.List<ByteBuf> written) throws InterruptedException {
