@@ -266,14 +266,12 @@ class RdmaChannelDeviceTest {
         try {
             Channel c = client(address, new ChannelInboundHandlerAdapter(), RdmaChannelOption.RENDEZVOUS_THRESHOLD,
                     threshold);
-            java.util.List<ByteBuf> direct = new java.util.ArrayList<>();
+            java.util.concurrent.CountDownLatch released = new java.util.concurrent.CountDownLatch(
+                    (int) java.util.Arrays.stream(sizes).filter(n -> n >= 4096).count());
             int off = 0;
             for (int n : sizes) {
-                ByteBuf b = n >= 4096 ? c.alloc().directBuffer(n) : Unpooled.buffer(n);
+                ByteBuf b = n >= 4096 ? new Released(n, released) : Unpooled.buffer(n);
                 b.writeBytes(data, off, n);
-                if (b.isDirect()) {
-                    direct.add(b);
-                }
                 c.write(b);
                 off += n;
             }
@@ -282,7 +280,8 @@ class RdmaChannelDeviceTest {
             // 5 MiB in five pieces of RENDEZVOUS_MAX (1 MiB), 300,000 B, 1 MiB; the write one byte short is sent
             assertThat(((RdmaChannel) c).rendezvous()[0]).isEqualTo(7);
             assertThat(((RdmaChannel) child.get()).rendezvous()[1]).isEqualTo(7);
-            awaitReleased(direct); // the peer's count of reads comes with its next message
+            // the peer's count of reads comes with its next message
+            assertThat(released.await(T, TimeUnit.SECONDS)).as("the sender let every direct write go").isTrue();
             c.close().sync();
         } finally {
             server.close().sync();
@@ -302,14 +301,14 @@ class RdmaChannelDeviceTest {
         Channel server = collectingServer(address, collect, child, ChannelOption.AUTO_READ, false);
         try {
             Channel c = client(address, new ChannelInboundHandlerAdapter());
-            ByteBuf b = c.alloc().directBuffer(data.length).writeBytes(data);
-            c.writeAndFlush(b);
+            java.util.concurrent.CountDownLatch released = new java.util.concurrent.CountDownLatch(1);
+            c.writeAndFlush(new Released(data.length, released).writeBytes(data));
             c.close().sync();
             Channel s = child.get(T, TimeUnit.SECONDS);
             s.config().setAutoRead(true);
             assertThat(collect.done.get(T, TimeUnit.SECONDS)).isEqualTo(data);
             assertThat(s.closeFuture().await(T, TimeUnit.SECONDS)).as("closed after the peer's close").isTrue();
-            awaitReleased(java.util.List.of(b));
+            assertThat(released.await(T, TimeUnit.SECONDS)).as("the sender let the write go").isTrue();
         } finally {
             server.close().sync();
         }
@@ -327,12 +326,20 @@ class RdmaChannelDeviceTest {
         }, options);
     }
 
-    private static void awaitReleased(java.util.List<ByteBuf> written) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(T);
-        while (written.stream().anyMatch(b -> b.refCnt() > 0) && System.nanoTime() < deadline) {
-            Thread.sleep(10);
+    /** A direct buffer (one piece, unregistered: read by rendezvous) that counts down {@code released} when freed. */
+    private static final class Released extends io.netty.buffer.UnpooledDirectByteBuf {
+        private final java.util.concurrent.CountDownLatch released;
+
+        Released(int capacity, java.util.concurrent.CountDownLatch released) {
+            super(io.netty.buffer.UnpooledByteBufAllocator.DEFAULT, capacity, capacity);
+            this.released = released;
         }
-        assertThat(written).as("written buffers the sender still holds").allMatch(b -> b.refCnt() == 0);
+
+        @Override
+        protected void deallocate() {
+            super.deallocate();
+            released.countDown();
+        }
     }
 
     @Test
