@@ -116,12 +116,14 @@ public final class CompletionChannel extends NativeResource {
      * blocks in the kernel in slices of at most 50 ms, between which it notices an interrupt or a close; a
      * virtual thread pins its carrier meanwhile (an engine serves many waiters better).
      *
-     * @param timeout the longest wait (not negative)
+     * @param timeout the longest wait (not negative; longer than {@code Long.MAX_VALUE} nanoseconds, about 292
+     *                years, is taken as that)
      * @return the CQ that has an event (counted; acknowledge it), or null at the timeout
      * @throws VerbsException if {@code ibv_get_cq_event} or {@code poll} fails
      * @throws InterruptedException if the thread is interrupted while waiting
      * @throws IllegalStateException if the channel is closed (also while waiting), or this is a completion
      *                               engine's thread
+     * @throws IllegalArgumentException if {@code timeout} is negative
      */
     public CompletionQueue awaitEvent(java.time.Duration timeout) throws VerbsException, InterruptedException {
         long budget = nanos(timeout);
@@ -156,16 +158,9 @@ public final class CompletionChannel extends NativeResource {
         }
     }
 
+    /** See {@link dev.rdma4j.internal.Timeouts}: negative refused, longer than {@code Long.MAX_VALUE} ns clamped. */
     static long nanos(java.time.Duration timeout) {
-        java.util.Objects.requireNonNull(timeout, "timeout");
-        if (timeout.isNegative()) {
-            throw new IllegalArgumentException("a timeout must not be negative: " + timeout);
-        }
-        try {
-            return timeout.toNanos();
-        } catch (ArithmeticException tooLong) {
-            return Long.MAX_VALUE;
-        }
+        return dev.rdma4j.internal.Timeouts.nanos(timeout);
     }
 
     /** A CompletionEngine drives this channel's CQs: the channel is the engine's, not the application's. */

@@ -5,6 +5,7 @@ import dev.rdma4j.QpState;
 import dev.rdma4j.QueuePair;
 import dev.rdma4j.VerbsException;
 import dev.rdma4j.internal.Access;
+import dev.rdma4j.internal.Timeouts;
 import dev.rdma4j.internal.ffi.RdmaCm;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -88,9 +89,12 @@ public final class CmConnection implements AutoCloseable {
      * @param setup       the queue pair's PD/CQs/capacities
      * @param privateData for the peer's connection request, at most 56 bytes (52 keep their length at an
      *                    rdma4j peer, see the class comment)
-     * @param timeout     for the whole connect, until ESTABLISHED
+     * @param timeout     for the whole connect, until ESTABLISHED; positive; longer than {@code Long.MAX_VALUE}
+     *                    nanoseconds (about 292 years) is taken as that, no deadline in practice
      * @return completes with the connection when ESTABLISHED, or exceptionally with a {@link CmException}
-     *         (rejected, unreachable, ...), a {@link TimeoutException} or a {@link VerbsException}
+     *         (rejected, unreachable, ...), a {@link TimeoutException} or a {@link VerbsException}; or with an
+     *         {@link IllegalArgumentException} (a timeout not positive, private data too long) before anything is
+     *         created
      */
     public static CompletableFuture<CmConnection> connect(CmEventChannel channel, InetSocketAddress peer,
             ConnectionSetup setup, byte[] privateData, Duration timeout) {
@@ -107,10 +111,13 @@ public final class CmConnection implements AutoCloseable {
      * @param peer        the peer's address and port
      * @param setup       the queue pair's PD/CQs/capacities
      * @param privateData for the peer's connection request, at most 56 bytes
-     * @param timeout     for the whole connect, until ESTABLISHED
+     * @param timeout     for the whole connect, until ESTABLISHED; positive; longer than {@code Long.MAX_VALUE}
+     *                    nanoseconds (about 292 years) is taken as that, no deadline in practice
      * @return completes with the connection when ESTABLISHED, or exceptionally with a {@link CmException}
      *         (rejected, unreachable, ...), a {@link TimeoutException} or a {@link VerbsException}
-     *         ({@code rdma_bind_addr} with {@code EADDRNOTAVAIL} for an address this host does not have)
+     *         ({@code rdma_bind_addr} with {@code EADDRNOTAVAIL} for an address this host does not have); or with an
+     *         {@link IllegalArgumentException} (a timeout not positive, private data too long) before anything is
+     *         created
      */
     public static CompletableFuture<CmConnection> connect(CmEventChannel channel, InetSocketAddress source,
             InetSocketAddress peer, ConnectionSetup setup, byte[] privateData, Duration timeout) {
@@ -128,10 +135,13 @@ public final class CmConnection implements AutoCloseable {
      * @param peer           the peer's address and port
      * @param setup          the queue pair's PD/CQs/capacities
      * @param privateData    for the peer's connection request, at most 56 bytes
-     * @param resolveTimeout for address and route resolution each (within {@code timeout})
-     * @param timeout        for the whole connect, until ESTABLISHED
+     * @param resolveTimeout for address and route resolution each (within {@code timeout}); positive; C's
+     *                       {@code timeout_ms} is an int, so at most {@code Integer.MAX_VALUE} ms (about 24 days)
+     * @param timeout        for the whole connect, until ESTABLISHED; positive; longer than {@code Long.MAX_VALUE}
+     *                       nanoseconds (about 292 years) is taken as that, no deadline in practice
      * @return completes with the connection when ESTABLISHED, or exceptionally with a {@link CmException},
-     *         a {@link TimeoutException} or a {@link VerbsException}
+     *         a {@link TimeoutException} or a {@link VerbsException}; or with an {@link IllegalArgumentException}
+     *         (a timeout not positive, private data too long) before anything is created
      */
     public static CompletableFuture<CmConnection> connect(CmEventChannel channel, InetSocketAddress source,
             InetSocketAddress peer, ConnectionSetup setup, byte[] privateData, Duration resolveTimeout,
@@ -144,6 +154,10 @@ public final class CmConnection implements AutoCloseable {
             return CompletableFuture.failedFuture(new IllegalArgumentException(
                     "rdma_cm private data is at most 56 bytes on connect: " + privateData.length));
         }
+        // every conversion before the id exists: a huge Duration once overflowed after it (issue 29)
+        Duration whole = Timeouts.clamp(timeout);
+        int resolveMs = Timeouts.intMillis(resolveTimeout);
+        long nanos = nanos(whole);
         CmConnection c;
         try {
             c = new CmConnection(channel, CmId.create(channel, "CmConnection(connect to " + peer + ")"),
@@ -153,9 +167,8 @@ public final class CmConnection implements AutoCloseable {
         }
         c.setup = setup;
         c.myPrivateData = PrivateData.frame(privateData, PrivateData.CONNECT);
-        c.timeout = timeout;
-        c.resolveTimeoutMs = (int) Math.max(1, Math.min(Integer.MAX_VALUE, resolveTimeout.toMillis()));
-        long nanos = nanos(timeout);
+        c.timeout = whole;
+        c.resolveTimeoutMs = resolveMs;
         c.deadlineNanos = System.nanoTime() + nanos;
         try {
             c.deadline = Deadlines.SCHEDULER.schedule(c::deadlinePassed, nanos, TimeUnit.NANOSECONDS);

@@ -1,5 +1,6 @@
 package dev.rdma4j.connect;
 
+import dev.rdma4j.internal.Timeouts;
 import dev.rdma4j.Gid;
 import dev.rdma4j.QpEndpoint;
 import dev.rdma4j.RemoteRegion;
@@ -39,6 +40,9 @@ import java.util.List;
  * whole offer, so a peer that sends nothing, or a byte now and then, ends in a {@link SocketTimeoutException}
  * at the deadline. {@link #accept}/{@link #acceptSession} close the failed connection and leave the server
  * socket as it was, so a loop of accepts goes on to serve the next client.
+ *
+ * <p><b>Timeouts.</b> A socket timeout is an {@code int} of milliseconds: a {@link Duration} is taken as 1 ms to
+ * {@code Integer.MAX_VALUE} ms (about 24 days) per wait, a negative one is an {@link IllegalArgumentException}.
  *
  * <p>Threading: the static methods are thread-safe (they share nothing); a {@link Session} is used by one
  * thread at a time.
@@ -185,6 +189,7 @@ public final class EndpointExchange {
      *                slowly, byte by byte, is cut off at this deadline)
      * @return the peer's offer
      * @throws IOException on failure, {@link SocketTimeoutException} when the peer does not come
+     * @throws IllegalArgumentException if {@code timeout} is negative
      */
     public static Offer accept(ServerSocket server, Offer mine, Duration timeout) throws IOException {
         try (Session s = acceptSession(server, mine, timeout)) {
@@ -202,12 +207,14 @@ public final class EndpointExchange {
      *                {@link Session#sync()}
      * @return the session: the peer's offer, the barrier; close it when done
      * @throws IOException on failure, {@link SocketTimeoutException} when the peer does not come
+     * @throws IllegalArgumentException if {@code timeout} is negative
      */
     public static Session acceptSession(ServerSocket server, Offer mine, Duration timeout) throws IOException {
-        server.setSoTimeout(millis(timeout));
+        int ms = millis(timeout);
+        server.setSoTimeout(ms);
         Socket s = server.accept();
         try {
-            s.setSoTimeout(millis(timeout));
+            s.setSoTimeout(ms);
             s.setTcpNoDelay(true);
             return new Session(s, exchange(s, mine));
         } catch (IOException | RuntimeException e) {
@@ -225,6 +232,7 @@ public final class EndpointExchange {
      * @param timeout the deadline for connecting, and for every read
      * @return the peer's offer
      * @throws IOException on failure or timeout
+     * @throws IllegalArgumentException if {@code timeout} is negative
      */
     public static Offer connect(InetSocketAddress peer, Offer mine, Duration timeout) throws IOException {
         try (Session s = connectSession(peer, mine, timeout)) {
@@ -241,19 +249,21 @@ public final class EndpointExchange {
      * @param timeout the deadline for connecting, and for every read (syncs included)
      * @return the session: the peer's offer, the barrier; close it when done
      * @throws IOException on failure or timeout
+     * @throws IllegalArgumentException if {@code timeout} is negative
      */
     public static Session connectSession(InetSocketAddress peer, Offer mine, Duration timeout) throws IOException {
-        long deadline = System.nanoTime() + timeout.toNanos();
+        int ms = millis(timeout);
+        long deadline = Timeouts.deadline(Timeouts.nanos(timeout));
         for (long backoffMs = 5;; backoffMs = Math.min(200, backoffMs * 2)) {
             Socket s = new Socket();
             try {
-                s.connect(peer, millis(timeout));
-                s.setSoTimeout(millis(timeout));
+                s.connect(peer, ms);
+                s.setSoTimeout(ms);
                 s.setTcpNoDelay(true);
                 return new Session(s, exchange(s, mine));
             } catch (java.net.ConnectException e) {
                 s.close();
-                if (System.nanoTime() + backoffMs * 1_000_000 > deadline) {
+                if (deadline - System.nanoTime() < backoffMs * 1_000_000) {
                     throw e;
                 }
                 java.util.concurrent.locks.LockSupport.parkNanos(backoffMs * 1_000_000);
@@ -412,7 +422,8 @@ public final class EndpointExchange {
         }
     }
 
+    /** A socket timeout: 1 ms to {@code Integer.MAX_VALUE} ms; a negative {@code d} is refused. */
     private static int millis(Duration d) {
-        return (int) Math.max(1, Math.min(Integer.MAX_VALUE, d.toMillis()));
+        return Timeouts.intMillis(d);
     }
 }

@@ -40,6 +40,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * and later posts fail at once.
  * A {@code CmConnection}'s QP may be wrapped: the connection still owns it, and either may be closed first.
  *
+ * <p>The {@code timeout} of a blocking form is not negative ({@link IllegalArgumentException}, before anything is
+ * posted); one longer than {@code Long.MAX_VALUE} nanoseconds (about 292 years) is taken as that: no deadline.
+ *
  * <p>Threading: thread-safe. Futures complete on the engine thread, so their non-async continuations run
  * there and must not block; the blocking twins detect the engine thread and throw.
  */
@@ -962,11 +965,7 @@ public final class AsyncQueuePair implements AutoCloseable {
         if (timeout == NO_DEADLINE) {
             return Long.MAX_VALUE;
         }
-        try {
-            return timeout.toNanos();
-        } catch (ArithmeticException tooLong) {
-            return Long.MAX_VALUE;
-        }
+        return dev.rdma4j.internal.Timeouts.nanos(timeout); // longer than Long.MAX_VALUE ns: that, no deadline
     }
 
     private static WorkCompletion await(String what, java.time.Duration timeout, long start, long budget,

@@ -19,6 +19,7 @@ import dev.rdma4j.engine.CompletionEngine;
 import dev.rdma4j.engine.WorkRequestException;
 import dev.rdma4j.engine.WorkRequestTimeoutException;
 import dev.rdma4j.internal.EngineThreads;
+import dev.rdma4j.internal.Timeouts;
 import java.io.EOFException;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
@@ -458,17 +459,19 @@ public final class RdmaConnection implements AutoCloseable {
     /**
      * Waits for the next message, at most {@code timeout}.
      *
-     * @param timeout the deadline
+     * @param timeout the deadline; longer than {@link RdmaOptions#MAX_TIMEOUT} is taken as that
      * @return the message: close it to give its buffer back
      * @throws EOFException                 once the peer closed and every earlier message was taken
      * @throws SocketTimeoutException      when the deadline passes (no message is lost)
      * @throws IOException                  if receiving failed
      * @throws InterruptedException         if interrupted
+     * @throws IllegalArgumentException     if {@code timeout} is negative (nothing is taken)
      */
     public Message receive(Duration timeout) throws IOException, InterruptedException {
+        Duration t = Timeouts.clamp(timeout);
         EngineThreads.refuseBlocking("RdmaConnection.receive");
         ensureOpen();
-        return await(receiveAsync(), timeout, "receive",
+        return await(receiveAsync(), t, "receive",
                 () -> new SocketTimeoutException("no message arrived on " + name + " within " + timeout));
     }
 
@@ -545,17 +548,19 @@ public final class RdmaConnection implements AutoCloseable {
      * Sends a message and waits, at most {@code timeout}, until the peer acknowledged it.
      *
      * @param data    at most the options' message size
-     * @param timeout the deadline
+     * @param timeout the deadline; longer than {@link RdmaOptions#MAX_TIMEOUT} is taken as that
      * @throws WorkRequestTimeoutException at the deadline: {@code posted()} if the send was posted (it stays
      *                                     posted until the device completes it), else it was taken out of the
      *                                     queue of sends waiting for a buffer and is never sent
      * @throws IOException                 if the send failed ({@link WorkRequestException} with its status)
      * @throws InterruptedException        if interrupted
+     * @throws IllegalArgumentException    if {@code timeout} is negative (nothing is sent)
      */
     public void send(MemorySegment data, Duration timeout) throws IOException, InterruptedException {
+        Duration t = Timeouts.clamp(timeout); // before the send is queued
         EngineThreads.refuseBlocking("RdmaConnection.send");
         CompletableFuture<Void> f = sendAsync(data);
-        await(f, timeout, "send", () -> new WorkRequestTimeoutException("send", timeout, !dropPending(f)));
+        await(f, t, "send", () -> new WorkRequestTimeoutException("send", t, !dropPending(f)));
     }
 
     /** Takes a send that waits for a buffer out of the queue: true if it was there (so never posted). */
@@ -874,7 +879,7 @@ public final class RdmaConnection implements AutoCloseable {
     static <T> T await(CompletableFuture<T> f, Duration timeout, String what,
             java.util.function.Supplier<IOException> late) throws IOException, InterruptedException {
         try {
-            return f.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+            return f.get(Timeouts.nanos(timeout), TimeUnit.NANOSECONDS);
         } catch (TimeoutException e) {
             if (f.cancel(false)) {
                 throw late.get();

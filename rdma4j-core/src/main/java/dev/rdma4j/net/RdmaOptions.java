@@ -1,6 +1,7 @@
 package dev.rdma4j.net;
 
 import dev.rdma4j.engine.CompletionEngine;
+import dev.rdma4j.internal.Timeouts;
 import java.time.Duration;
 import java.util.Objects;
 
@@ -11,6 +12,14 @@ import java.util.Objects;
  * <p>Thread-safe (immutable).
  */
 public final class RdmaOptions {
+    /**
+     * The longest timeout the short path tells apart: {@code Long.MAX_VALUE} nanoseconds (about 292 years). Every
+     * {@link Duration} it takes ({@link Builder#timeout}, {@code RdmaServer.accept}, {@code RdmaConnection.send} and
+     * {@code receive}) is taken as this when longer, and refused with an {@link IllegalArgumentException} when
+     * negative, before anything is done.
+     */
+    public static final Duration MAX_TIMEOUT = Timeouts.MAX;
+
     /**
      * The system property that sets the default {@link #timeout()} (ISO-8601, e.g. {@code PT2M}): a program's
      * deadlines scaled for a slow machine (an emulated device runs about 30 times slower) without changing it.
@@ -276,14 +285,17 @@ public final class RdmaOptions {
         /**
          * The deadline of connecting and of blocking calls given none (default 30 s).
          *
-         * @param timeout positive
+         * @param timeout positive; longer than {@link #MAX_TIMEOUT} ({@code Long.MAX_VALUE} nanoseconds, about 292
+         *                years) is taken as {@code MAX_TIMEOUT}, no deadline in practice (the socket and rdma_cm
+         *                steps of connecting then wait at most {@code Integer.MAX_VALUE} ms each, their C limit)
          * @return this builder
+         * @throws IllegalArgumentException if {@code timeout} is zero or negative
          */
         public Builder timeout(Duration timeout) {
             if (timeout.isNegative() || timeout.isZero()) {
                 throw new IllegalArgumentException("the timeout must be positive: " + timeout);
             }
-            this.timeout = timeout;
+            this.timeout = Timeouts.clamp(timeout);
             return this;
         }
 
@@ -327,7 +339,7 @@ public final class RdmaOptions {
             try {
                 Duration d = Duration.parse(p);
                 if (!d.isNegative() && !d.isZero()) {
-                    return d;
+                    return Timeouts.clamp(d);
                 }
             } catch (java.time.format.DateTimeParseException e) {
                 // reported below

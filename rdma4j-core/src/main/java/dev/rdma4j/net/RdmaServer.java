@@ -209,15 +209,16 @@ public final class RdmaServer implements AutoCloseable {
      * {@link #accept()} waiting at most {@code timeout} for a client.
      *
      * @param timeout how long to wait for a client (setting the connection up then has the options' timeout),
-     *                or null for no deadline
+     *                or null for no deadline; longer than {@link RdmaOptions#MAX_TIMEOUT} is taken as that
      * @return the connection, established
      * @throws SocketTimeoutException     if no client came in time
      * @throws AsynchronousCloseException  if the server closes meanwhile
      * @throws IOException                 if setting up the connection fails
      * @throws InterruptedException        if interrupted
+     * @throws IllegalArgumentException    if {@code timeout} is negative
      */
     public RdmaConnection accept(Duration timeout) throws IOException, InterruptedException {
-        return accept(timeout, () -> false);
+        return accept(timeout == null ? null : dev.rdma4j.internal.Timeouts.clamp(timeout), () -> false);
     }
 
     private RdmaConnection accept(Duration timeout, java.util.function.BooleanSupplier cancelled)
@@ -325,7 +326,8 @@ public final class RdmaServer implements AutoCloseable {
     private CmConnectionRequest nextRequest(Duration timeout, java.util.function.BooleanSupplier cancelled)
             throws IOException, InterruptedException {
         CompletableFuture<CmConnectionRequest> next = listener.nextRequest();
-        long deadline = timeout == null ? Long.MAX_VALUE : System.nanoTime() + timeout.toNanos();
+        long deadline = timeout == null ? Long.MAX_VALUE
+                : dev.rdma4j.internal.Timeouts.deadline(dev.rdma4j.internal.Timeouts.nanos(timeout));
         for (;;) {
             long slice = Math.min(TimeUnit.MILLISECONDS.toNanos(200), deadline - System.nanoTime());
             try {
@@ -346,8 +348,9 @@ public final class RdmaServer implements AutoCloseable {
     private RdmaConnection acceptTcp(Duration timeout, java.util.function.BooleanSupplier cancelled)
             throws IOException, InterruptedException {
         Socket s = null;
-        long deadline = timeout == null ? Long.MAX_VALUE : System.nanoTime() + timeout.toNanos();
-        if (!acceptLock.tryLock(timeout == null ? Long.MAX_VALUE : timeout.toNanos(), TimeUnit.NANOSECONDS)) {
+        long nanos = timeout == null ? Long.MAX_VALUE : dev.rdma4j.internal.Timeouts.nanos(timeout);
+        long deadline = dev.rdma4j.internal.Timeouts.deadline(nanos);
+        if (!acceptLock.tryLock(nanos, TimeUnit.NANOSECONDS)) {
             throw new SocketTimeoutException("no client connected to " + address + " within " + timeout);
         }
         try {
