@@ -57,9 +57,17 @@ public final class CmConnectionRequest {
      * @param setup       the queue pair's PD/CQs/capacities
      * @param privateData for the peer's ESTABLISHED event, possibly empty, at most 196 bytes (up to 192
      *                    keep their length at an rdma4j peer: see {@link CmConnection}'s class comment)
-     * @return completes with the connection when it is ESTABLISHED (QP in RTS)
+     * @return completes with the connection when it is ESTABLISHED (QP in RTS); or exceptionally with an
+     *         {@link IllegalArgumentException} if {@code privateData} is longer than 196 bytes, as
+     *         {@link CmConnection#connect} does for its 56: the CM would cut it, so nothing is sent and the request
+     *         stays unanswered
+     * @throws IllegalStateException if the request was already answered
      */
     public synchronized CompletableFuture<CmConnection> accept(ConnectionSetup setup, byte[] privateData) {
+        if (privateData.length > PrivateData.ACCEPT) {
+            return CompletableFuture.failedFuture(new IllegalArgumentException(
+                    "rdma_cm private data is at most " + PrivateData.ACCEPT + " bytes on accept: " + privateData.length));
+        }
         answer();
         return CmConnection.accepted(channel, id, setup, privateData, this.privateData);
     }
@@ -71,8 +79,15 @@ public final class CmConnectionRequest {
      *
      * @param privateData the reason, possibly empty, at most 148 bytes
      * @throws VerbsException if the verb fails
+     * @throws IllegalArgumentException if {@code privateData} is longer than 148 bytes (the CM would cut it); the
+     *         request stays unanswered
+     * @throws IllegalStateException if the request was already answered
      */
     public synchronized void reject(byte[] privateData) throws VerbsException {
+        if (privateData.length > PrivateData.REJECT) {
+            throw new IllegalArgumentException(
+                    "rdma_cm private data is at most " + PrivateData.REJECT + " bytes on reject: " + privateData.length);
+        }
         answer();
         try {
             id.run("rdma_reject", i -> RdmaCm.reject(i, PrivateData.frame(privateData, PrivateData.REJECT)));
