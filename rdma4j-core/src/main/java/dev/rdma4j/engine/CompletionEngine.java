@@ -201,6 +201,8 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
      * @param minSize the least number of entries
      * @return the queue; build {@link AsyncQueuePair}s on it
      * @throws VerbsException if a verb fails
+     * @throws IllegalStateException if the engine is closed or closing (also when the close races this call), or
+     *         externally driven and never turned
      */
     public CompletionQueue createCompletionQueue(Context ctx, int minSize) throws VerbsException {
         return createCompletionQueue(ctx, minSize, null);
@@ -215,6 +217,8 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
      * @param fallback called on the engine thread with each such completion, or null to drop them
      * @return the queue
      * @throws VerbsException if a verb fails
+     * @throws IllegalStateException if the engine is closed or closing (also when the close races this call), or
+     *         externally driven and never turned
      */
     public CompletionQueue createCompletionQueue(Context ctx, int minSize, Consumer<WorkCompletion> fallback)
             throws VerbsException {
@@ -230,6 +234,8 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
      * @param handler  called on the engine thread with each completion that is not an {@link AsyncQueuePair}'s
      * @return the queue
      * @throws VerbsException if a verb fails
+     * @throws IllegalStateException if the engine is closed or closing (also when the close races this call), or
+     *         externally driven and never turned
      */
     public CompletionQueue createCompletionQueueWithHandler(Context ctx, int minSize, CompletionHandler handler)
             throws VerbsException {
@@ -294,6 +300,8 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
      * acknowledged and delivered to their objects' listeners on the engine thread.
      *
      * @param ctx the context
+     * @throws IllegalStateException if the engine is closed or closing (also when the close races this call), or
+     *         externally driven and never turned
      */
     public void watchAsyncEvents(Context ctx) {
         watch(ctx.asyncEventFd(), ctx::processAsyncEvents);
@@ -307,6 +315,8 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
      * @param fd         a non-blocking file descriptor
      * @param onReadable the handler; an {@link IllegalStateException} from it (its object was closed)
      *                   unregisters it
+     * @throws IllegalStateException if the engine is closed or closing (also when the close races this call), if
+     *         {@code epoll_ctl} refuses the fd, or if the engine is externally driven and never turned
      */
     public void watch(int fd, Runnable onReadable) {
         ensureOpen();
@@ -579,14 +589,20 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
                     + " called runOnce yet: nothing would run this call");
         }
         CompletableFuture<Void> done = new CompletableFuture<>();
-        enqueue(() -> {
-            try {
-                task.run();
-                done.complete(null);
-            } catch (Throwable t) {
-                done.completeExceptionally(t);
-            }
-        });
+        try {
+            enqueue(() -> {
+                try {
+                    task.run();
+                    done.complete(null);
+                } catch (Throwable t) {
+                    done.completeExceptionally(t);
+                }
+            });
+        } catch (RejectedExecutionException closing) {
+            // the close began after the caller's check: the same exception as a call after the close (issue 29)
+            ensureOpen();
+            throw closing; // not reached: rejected only once closed
+        }
         try {
             done.join();
         } catch (java.util.concurrent.CompletionException e) {

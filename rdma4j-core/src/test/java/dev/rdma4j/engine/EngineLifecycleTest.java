@@ -49,13 +49,30 @@ class EngineLifecycleTest {
             if ("ran".equals(outcome.get())) {
                 ran++;
             } else {
-                assertThat(outcome.get()).isInstanceOf(RejectedExecutionException.class);
+                // issue 29: the engine's internal calls (createCompletionQueue, watch, busyPoll) say
+                // IllegalStateException, as they do once the close is over, not RejectedExecutionException
+                assertThat(outcome.get()).isInstanceOf(IllegalStateException.class);
                 assertThat(((Throwable) outcome.get()).getMessage()).contains("closed");
                 rejected++;
             }
             assertThat(engine.isTerminated()).isTrue();
         }
         assertThat(ran + rejected).isEqualTo(300);
+    }
+
+    /**
+     * Issue 29: {@code createCompletionQueue} or {@code watch} racing {@code close()} threw
+     * {@code RejectedExecutionException} (undocumented) when the close came between their open check and their
+     * task; after the close they throw {@code IllegalStateException}. Both ways are now the latter.
+     */
+    @Test
+    void theEnginesOwnCallsAfterCloseAreIllegalState() throws Exception {
+        CompletionEngine engine = CompletionEngine.builder().name("closed-call").build();
+        engine.close();
+        assertThatThrownBy(() -> engine.call(() -> { })).isInstanceOf(IllegalStateException.class)
+                .hasMessage("CompletionEngine closed-call is closed");
+        assertThatThrownBy(() -> engine.watch(0, () -> { })).isInstanceOf(IllegalStateException.class)
+                .hasMessage("CompletionEngine closed-call is closed");
     }
 
     @Test
