@@ -98,8 +98,8 @@ public final class CompletionQueue extends NativeResource {
      * @param completions the batch to fill; its {@code count()} becomes the return value
      * @return the number of completions, 0 if none is ready
      * @throws VerbsException if the verb itself fails (the CQ is broken, e.g. after a device fatal error)
-     * @throws IllegalStateException if the queue is closed, or a {@code CompletionEngine} drives it and this is
-     *         not the engine's thread
+     * @throws IllegalStateException if the queue or {@code completions} is closed, or a {@code CompletionEngine}
+     *         drives it and this is not the engine's thread
      */
     public int poll(WorkCompletions completions) throws VerbsException {
         Thread driver = drivenBy;
@@ -207,12 +207,14 @@ public final class CompletionQueue extends NativeResource {
      * meanwhile.
      *
      * @param completions the batch to fill
-     * @param timeout     the longest wait (not negative)
+     * @param timeout     the longest wait (not negative; longer than {@code Long.MAX_VALUE} nanoseconds, about 292
+     *                    years, is taken as that)
      * @return the number of completions, 0 at the timeout
      * @throws VerbsException if a verb fails
      * @throws InterruptedException if interrupted while waiting
      * @throws IllegalStateException if the queue has no completion channel, is driven by an engine, or is
      *                               closed, or this is a completion engine's thread
+     * @throws IllegalArgumentException if {@code timeout} is negative
      */
     public int await(WorkCompletions completions, java.time.Duration timeout)
             throws VerbsException, InterruptedException {

@@ -118,8 +118,16 @@ public final class QueuePair extends NativeResource {
         this.type = b.type;
         this.sendCq = b.sendCq;
         this.recvCq = b.recvCq != null ? b.recvCq : b.sendCq;
-        MemorySegment qp;
+        MemorySegment qp = null;
         QpCapabilities caps;
+        int qpn;
+        MemorySegment sendFn;
+        MemorySegment recvFn;
+        WorkRing sr;
+        WorkRing rr;
+        SendBatch os = null;
+        ReceiveBatch or = null;
+        int tok;
         try {
             sendCq.addDependent(this);
             try {
@@ -145,18 +153,44 @@ public final class QueuePair extends NativeResource {
                     Codec.putPointer(init, l, "srq", b.srq.handle());
                 }
                 Codec.put(init, l, "cap.max_send_wr", b.maxSendWr);
-                Codec.put(init, l, "cap.max_recv_wr", b.maxRecvWr);
+                // with an SRQ the QP has no receive queue, and the verbs ignore these; rxe then neither checks nor
+                // sets them but hands back what it was given, so ask for none
+                Codec.put(init, l, "cap.max_recv_wr", b.srq != null ? 0 : b.maxRecvWr);
                 Codec.put(init, l, "cap.max_send_sge", b.maxSendSge);
-                Codec.put(init, l, "cap.max_recv_sge", b.maxRecvSge);
+                Codec.put(init, l, "cap.max_recv_sge", b.srq != null ? 0 : b.maxRecvSge);
                 Codec.put(init, l, "cap.max_inline_data", b.maxInlineData);
                 Codec.put(init, l, "qp_type", type.code());
                 Codec.put(init, l, "sq_sig_all", b.signalAll ? 1 : 0);
                 qp = verbs.create(pd.handle(), init);
-                // ibv_create_qp writes back what the device actually granted
-                caps = new QpCapabilities((int) Codec.get(init, l, "cap.max_send_wr"),
-                        (int) Codec.get(init, l, "cap.max_recv_wr"), (int) Codec.get(init, l, "cap.max_send_sge"),
-                        (int) Codec.get(init, l, "cap.max_recv_sge"), (int) Codec.get(init, l, "cap.max_inline_data"));
-            } catch (VerbsException | RuntimeException e) {
+                // ibv_create_qp writes back what the device actually granted (u32s: checked before any is an int)
+                caps = granted(init, l, b.srq != null);
+                // everything made after the native QP is inside this cleanup path
+                qpn = (int) Codec.get(qp, Codec.qp(), "qp_num");
+                sendFn = DataPath.op(context.handle(), "post_send");
+                recvFn = DataPath.op(context.handle(), "post_recv");
+                // sized from the checked capabilities: none is negative, none above its bound (no overflow either)
+                sr = new WorkRing(caps.maxSendWr(), caps.maxSendSge() + 1);
+                rr = new WorkRing(caps.maxRecvWr(), Math.max(1, caps.maxRecvSge()));
+                os = new SendBatch(1, Math.max(1, caps.maxSendSge()), Math.min(caps.maxInlineData(), 1 << 20));
+                or = new ReceiveBatch(1, Math.max(1, caps.maxRecvSge()));
+                if (b.afterCreate != null) {
+                    b.afterCreate.run(); // tests: a failure of the Java side once the native QP exists
+                }
+                tok = WorkRequestIds.register(t -> completions); // refused when the registry is full
+            } catch (VerbsException | RuntimeException | Error e) {
+                if (os != null) {
+                    os.close();
+                }
+                if (or != null) {
+                    or.close();
+                }
+                if (qp != null) { // made, and the Java side failed: nothing may outlive the failed build
+                    try {
+                        verbs.destroy(qp);
+                    } catch (VerbsException | RuntimeException d) {
+                        e.addSuppressed(d);
+                    }
+                }
                 sendCq.removeDependent(this);
                 recvCq.removeDependent(this);
                 if (b.srq != null) {
@@ -164,7 +198,7 @@ public final class QueuePair extends NativeResource {
                 }
                 throw e;
             }
-        } catch (VerbsException | RuntimeException e) {
+        } catch (VerbsException | RuntimeException | Error e) {
             arena.close();
             abandon();
             throw e;
@@ -174,15 +208,44 @@ public final class QueuePair extends NativeResource {
         this.signalAll = b.signalAll;
         this.handle = qp;
         this.capabilities = caps;
-        this.qpNumber = (int) Codec.get(qp, Codec.qp(), "qp_num");
-        this.postSendFn = DataPath.op(context.handle(), "post_send");
-        this.postRecvFn = DataPath.op(context.handle(), "post_recv");
-        this.sendRing = new WorkRing(caps.maxSendWr(), caps.maxSendSge() + 1);
-        this.recvRing = new WorkRing(caps.maxRecvWr(), Math.max(1, caps.maxRecvSge()));
-        this.oneSend = new SendBatch(1, Math.max(1, caps.maxSendSge()), Math.min(caps.maxInlineData(), 1 << 20));
-        this.oneRecv = new ReceiveBatch(1, Math.max(1, caps.maxRecvSge()));
-        this.token = WorkRequestIds.register(t -> completions);
-        context.register(qp.address(), this);
+        this.qpNumber = qpn;
+        this.postSendFn = sendFn;
+        this.postRecvFn = recvFn;
+        this.sendRing = sr;
+        this.recvRing = rr;
+        this.oneSend = os;
+        this.oneRecv = or;
+        this.token = tok;
+        context.register(qp.address(), this); // a map entry: cannot fail
+    }
+
+    /** The most work requests per queue rdma4j believes a device grants (its rings are this long at most). */
+    static final long MAX_GRANTED_WR = 1 << 22;
+    /** The most bytes of inline data rdma4j believes a device grants. */
+    static final long MAX_GRANTED_INLINE = 1 << 20;
+
+    /**
+     * The capabilities {@code ibv_create_qp} wrote back, each a C {@code uint32_t}: a value no device grants (above
+     * {@link #MAX_GRANTED_WR} requests, {@link RequestBatch#MAX_SGE} scatter/gather entries or
+     * {@link #MAX_GRANTED_INLINE} bytes, or negative as a Java int) is refused, since the rings and the post checks
+     * are sized from them. Receive capacities of a QP on an SRQ are 0: it has no receive queue.
+     */
+    private static QpCapabilities granted(MemorySegment init, MemoryLayout l, boolean onSrq) throws VerbsException {
+        int sendWr = cap(init, l, "cap.max_send_wr", MAX_GRANTED_WR);
+        int recvWr = onSrq ? 0 : cap(init, l, "cap.max_recv_wr", MAX_GRANTED_WR);
+        int sendSge = cap(init, l, "cap.max_send_sge", RequestBatch.MAX_SGE);
+        int recvSge = onSrq ? 0 : cap(init, l, "cap.max_recv_sge", RequestBatch.MAX_SGE);
+        int inline = cap(init, l, "cap.max_inline_data", MAX_GRANTED_INLINE);
+        return new QpCapabilities(sendWr, recvWr, sendSge, recvSge, inline);
+    }
+
+    private static int cap(MemorySegment init, MemoryLayout l, String field, long bound) throws VerbsException {
+        long v = Codec.get(init, l, field); // unsigned
+        if (v > bound) {
+            throw Native.fail("ibv_create_qp", 75 /* EOVERFLOW */, "the provider granted " + field.substring(4)
+                    + " = " + v + ", beyond any device's (at most " + bound + "): the queue pair was destroyed");
+        }
+        return (int) v;
     }
 
     /**
@@ -575,7 +638,8 @@ public final class QueuePair extends NativeResource {
      * @param batch the requests; unchanged, reusable after the call
      * @throws VerbsException with the errno and the failing request when not all were posted
      *         ({@code batch.failedIndex()} says which; the ones before it were posted)
-     * @throws IllegalStateException if the QP, or a region the batch uses, is closed
+     * @throws IllegalStateException if the QP, the batch or a region the batch uses is closed (nothing is posted and
+     *         no queue room taken)
      */
     public void post(SendBatch batch) throws VerbsException {
         post(batch, false);
@@ -601,8 +665,9 @@ public final class QueuePair extends NativeResource {
      *
      * @param batch the requests
      * @return 0 or an errno value
-     * @throws IllegalStateException if the QP, or a region the batch uses, is closed, or an
-     *         {@code AsyncQueuePair} drives the QP (it owns the QP's wr_ids: post through it)
+     * @throws IllegalStateException if the QP, the batch or a region the batch uses is closed (nothing is posted and
+     *         no queue room taken), or an {@code AsyncQueuePair} drives the QP (it owns the QP's wr_ids: post through
+     *         it)
      */
     public int tryPost(SendBatch batch) {
         return tryPost(batch, false);
@@ -620,6 +685,7 @@ public final class QueuePair extends NativeResource {
         if (n == 0) {
             return 0;
         }
+        batch.ensureOpen(); // the checks below read its native requests
         ensureOpen(); // a plain read: once a close is announced, posters stop contending for the lock it needs
         sendLock.lock(); // destroy() takes it first: a post in progress keeps the QP alive
         try {
@@ -650,7 +716,8 @@ public final class QueuePair extends NativeResource {
      *
      * @param batch the requests; reusable after the call
      * @throws VerbsException with the errno and the failing request when not all were posted
-     * @throws IllegalStateException if the QP, or a region the batch uses, is closed
+     * @throws IllegalStateException if the QP, the batch or a region the batch uses is closed (nothing is posted and
+     *         no queue room taken)
      */
     public void post(ReceiveBatch batch) throws VerbsException {
         post(batch, false);
@@ -673,8 +740,9 @@ public final class QueuePair extends NativeResource {
      *
      * @param batch the requests
      * @return 0 or an errno value
-     * @throws IllegalStateException if the QP, or a region the batch uses, is closed, or an
-     *         {@code AsyncQueuePair} drives the QP (it owns the QP's wr_ids: post through it)
+     * @throws IllegalStateException if the QP, the batch or a region the batch uses is closed (nothing is posted and
+     *         no queue room taken), or an {@code AsyncQueuePair} drives the QP (it owns the QP's wr_ids: post through
+     *         it)
      */
     public int tryPost(ReceiveBatch batch) {
         return tryPost(batch, false);
@@ -940,6 +1008,8 @@ public final class QueuePair extends NativeResource {
         private int maxInlineData;
         private boolean signalAll;
         private SharedReceiveQueue srq;
+        /** Tests only: runs once the native QP and the Java side exist, before the build returns. */
+        Runnable afterCreate;
 
         private Builder(ProtectionDomain pd, QpType type) {
             this.pd = pd;

@@ -8,6 +8,9 @@ import dev.rdma4j.internal.ffi.WrView;
  * first {@link QueuePair#UD_GRH_BYTES} bytes of every receive hold the sender's GRH
  * ({@link GlobalRouteHeader}). A post does not consume the batch: a receive encoded once is reposted as it is
  * (with a new wr_id from {@link #setWrId} if need be). Not thread-safe.
+ *
+ * <p>After {@link #close()} encoding into the batch and posting it throw {@link IllegalStateException}
+ * (ReceiveBatch(n requests) is closed"); such a refused post takes no queue room.
  */
 public final class ReceiveBatch extends RequestBatch {
     /**
@@ -75,6 +78,7 @@ public final class ReceiveBatch extends RequestBatch {
      *                                  it was
      */
     public ReceiveBatch scatter(MemoryRegion region, long offset, int length) {
+        ensureOpen();
         if (count == 0) {
             throw new IllegalStateException("no request in the batch yet");
         }

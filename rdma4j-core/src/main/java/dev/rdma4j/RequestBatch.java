@@ -12,6 +12,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 abstract sealed class RequestBatch implements AutoCloseable permits SendBatch, ReceiveBatch {
     private final Arena arena = Arena.ofShared();
     private final AtomicBoolean closed = new AtomicBoolean();
+    /** The sequence of each request's claimed slot during a post, so a refusal gives it back without reading the batch's native memory. */
+    private final long[] seqs;
     final int capacity;
     final int maxSge;
     final int refsPerRequest;
@@ -60,6 +62,7 @@ abstract sealed class RequestBatch implements AutoCloseable permits SendBatch, R
         this.refCounts = new int[capacity];
         this.firstRegions = new MemoryRegion[capacity];
         this.firstOffsets = new long[capacity];
+        this.seqs = new long[capacity];
         this.ownBytes = ownBytes;
         this.own = ownBytes == 0 ? MemorySegment.NULL : arena.allocate(ownBytes * capacity, 8);
     }
@@ -106,12 +109,26 @@ abstract sealed class RequestBatch implements AutoCloseable permits SendBatch, R
 
     /** @throws IllegalStateException if the batch is closed or full */
     final void ensureRoom() {
-        if (closed.get()) {
-            throw new IllegalStateException("batch is closed");
-        }
+        ensureOpen();
         if (count == capacity) {
             throw new IllegalStateException("batch is full (" + capacity + " requests); post it or clear() it");
         }
+    }
+
+    /** @throws IllegalStateException naming the batch, if it is closed (its native arrays are gone) */
+    final void ensureOpen() {
+        if (closed.get()) {
+            throw closedError();
+        }
+    }
+
+    final IllegalStateException closedError() {
+        return new IllegalStateException(this + " is closed");
+    }
+
+    @Override
+    public String toString() {
+        return getClass().getSimpleName() + "(" + capacity + " requests)";
     }
 
     /** Adds a scatter/gather entry to request {@code i}; returns the SGE's index in {@link #sges}. */
@@ -178,6 +195,7 @@ abstract sealed class RequestBatch implements AutoCloseable permits SendBatch, R
      */
     final int post(Slots slots, int token, boolean recv, MemorySegment fn, MemorySegment queue, MemorySegment badWr,
             long idBase) {
+        ensureOpen(); // before any slot is claimed: a closed batch's requests cannot be written (issue 29)
         int n = count;
         if (slots.free() < n) {
             failedIndex = 0;
@@ -188,19 +206,26 @@ abstract sealed class RequestBatch implements AutoCloseable permits SendBatch, R
             for (int i = 0; i < n; i++) {
                 long seq = slots.claim(idBase < 0 ? wrIds[i] : idBase | ((long) i << 48), firstRegions[i],
                         firstOffsets[i]);
+                seqs[i] = seq;
+                claimed++; // counted as soon as it is taken: whatever fails next gives it back
                 wrId(i, WorkRequestIds.encode(token, recv, seq));
-                claimed++;
                 for (int k = 0; k < refCounts[i]; k++) {
                     slots.pin(seq, refs[i * refsPerRequest + k]);
                 }
             }
         } catch (RuntimeException e) {
             unclaim(slots, 0, claimed);
-            throw e;
+            throw closed.get() ? closedError() : e; // closed by another thread meanwhile: say so, not "Already closed"
         }
         WorkRing.publish();
         badWr.set(java.lang.foreign.ValueLayout.JAVA_LONG, 0, 0L);
-        int rc = dev.rdma4j.internal.ffi.DataPath.post(fn, queue.address(), wrs, badWr.address());
+        int rc;
+        try {
+            rc = dev.rdma4j.internal.ffi.DataPath.post(fn, queue.address(), wrs, badWr.address());
+        } catch (RuntimeException e) { // the batch closed under the call: nothing reached the provider
+            unclaim(slots, 0, n);
+            throw closed.get() ? closedError() : e;
+        }
         if (rc != 0) {
             int bad = indexOf(badWr.get(java.lang.foreign.ValueLayout.ADDRESS, 0), wrSize());
             failedIndex = bad;
@@ -213,7 +238,7 @@ abstract sealed class RequestBatch implements AutoCloseable permits SendBatch, R
 
     private void unclaim(Slots slots, int from, int to) {
         for (int i = to - 1; i >= from; i--) {
-            slots.unclaim(WorkRequestIds.seq(wrId(i)));
+            slots.unclaim(seqs[i]);
         }
     }
 

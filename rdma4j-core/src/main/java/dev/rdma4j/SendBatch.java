@@ -19,6 +19,9 @@ import dev.rdma4j.internal.ffi.WrView;
  * <p>A post does not consume the batch: posting it again posts the same requests, so a loop that sends the same
  * kind of request encodes it once and reposts it, changing at most its wr_id ({@link #setWrId}), which is the
  * cheapest way to post (perftest's). Not thread-safe.
+ *
+ * <p>After {@link #close()} encoding into the batch and posting it throw {@link IllegalStateException}
+ * (SendBatch(n requests) is closed"); such a refused post takes no queue room.
  */
 public final class SendBatch extends RequestBatch {
     /**
@@ -458,6 +461,7 @@ public final class SendBatch extends RequestBatch {
     }
 
     private int last() {
+        ensureOpen();
         if (count == 0) {
             throw new IllegalStateException("no request in the batch yet");
         }
@@ -472,9 +476,10 @@ public final class SendBatch extends RequestBatch {
     String refusalFor(QpType type, int i) {
         int op = WrView.sendOpcode(wrs, i);
         return switch (type) {
-            case UD -> !addressed[i] ? "UD sends need an address handle (SendBatch.sendTo, AsyncQueuePair.sendToAsync)"
-                    : op != WrView.WR_SEND && op != WrView.WR_SEND_WITH_IMM
-                            ? "UD queue pairs only send: no RDMA read/write or atomics" : null;
+            case UD -> op != WrView.WR_SEND && op != WrView.WR_SEND_WITH_IMM
+                    ? "UD queue pairs have no RDMA read or write, nor atomics: they only send (sendTo)"
+                    : !addressed[i] ? "UD sends need an address handle (SendBatch.sendTo, AsyncQueuePair.sendToAsync)"
+                    : null;
             case UC -> addressed[i] ? "an address handle (sendTo) is for UD queue pairs, this one is UC"
                     : op == WrView.WR_RDMA_READ || op == WrView.WR_ATOMIC_CMP_AND_SWP
                             || op == WrView.WR_ATOMIC_FETCH_AND_ADD ? "UC queue pairs have no RDMA read or atomics" : null;

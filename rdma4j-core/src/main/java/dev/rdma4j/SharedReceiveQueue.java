@@ -199,7 +199,8 @@ public final class SharedReceiveQueue extends NativeResource {
      *
      * @param batch the receives
      * @throws VerbsException with the errno and the failing request
-     * @throws IllegalStateException if the SRQ is in error or closed, or a region is closed
+     * @throws IllegalStateException if the SRQ is in error or closed, or the batch or a region it uses is closed
+     *         (nothing is posted and no slot taken)
      */
     public void post(ReceiveBatch batch) throws VerbsException {
         int rc = tryPost(batch);
@@ -215,6 +216,7 @@ public final class SharedReceiveQueue extends NativeResource {
      *
      * @param batch the receives
      * @return 0 or an errno value
+     * @throws IllegalStateException as {@link #post(ReceiveBatch)}
      */
     public int tryPost(ReceiveBatch batch) {
         int n = batch.count;

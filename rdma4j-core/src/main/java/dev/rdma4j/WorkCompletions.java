@@ -14,6 +14,10 @@ import java.util.Objects;
  * native wr_id of every request records whether it was posted as a receive), not from the C
  * {@code ibv_wc.opcode}, which is undefined when {@code status} is not {@code IBV_WC_SUCCESS} (rxe reports
  * {@code IBV_WC_SEND} for a flushed receive).
+ *
+ * <p>The accessors take an index below {@link #count()} ({@link IndexOutOfBoundsException} otherwise). After
+ * {@link #close()} they, and {@link CompletionQueue#poll} into the batch, throw {@link IllegalStateException}
+ * ("WorkCompletions(n) is closed").
  */
 public final class WorkCompletions implements AutoCloseable {
     /** {@code IBV_WC_GRH}: a UD receive whose first 40 bytes hold a GRH. */
@@ -127,8 +131,21 @@ public final class WorkCompletions implements AutoCloseable {
         return count;
     }
 
+    /** The native entries, for a poll; refused once closed (the poll would fail on them anyway, with the JDK's text). */
     MemorySegment segment() {
+        if (closed.get()) {
+            throw closedError();
+        }
         return wcs;
+    }
+
+    private IllegalStateException closedError() {
+        return new IllegalStateException(this + " is closed");
+    }
+
+    @Override
+    public String toString() {
+        return "WorkCompletions(" + capacity + ")";
     }
 
     /** The engine's: completion {@code i} reports no wr_id (the caller gave none; rdma4j's token stays inside). */
@@ -140,8 +157,18 @@ public final class WorkCompletions implements AutoCloseable {
         count = n;
     }
 
+    /**
+     * Index {@code i}, checked. A closed batch has no completions ({@code close()} sets the count to 0), so the check
+     * costs nothing more on the hot path; its failure says "closed" when that is why.
+     */
     private int check(int i) {
-        return Objects.checkIndex(i, count);
+        if (i < 0 || i >= count) {
+            if (closed.get()) {
+                throw closedError();
+            }
+            Objects.checkIndex(i, count);
+        }
+        return i;
     }
 
     /**
@@ -304,10 +331,14 @@ public final class WorkCompletions implements AutoCloseable {
                 WcView.vendorErr(wcs, i), WcView.status(wcs, i) == 0 ? buffer(i) : null, receives[i]);
     }
 
-    /** Frees the native entries. Idempotent, and safe when threads close it at once. */
+    /**
+     * Frees the native entries. Idempotent, and safe when threads close it at once. Afterwards polling into it and
+     * reading it throw {@link IllegalStateException} ("WorkCompletions(n) is closed").
+     */
     @Override
     public void close() {
         if (closed.compareAndSet(false, true)) {
+            count = 0;
             arena.close();
         }
     }
