@@ -13,16 +13,18 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
- * 100,000 single-message ping-pongs in event mode from several virtual threads: every one must complete
- * (a lost wake-up would stall a future forever; each wait is bounded, generously, so a stall fails).
+ * 40,000 single-message ping-pongs in event mode from four virtual threads (100,000 in the long soak,
+ * {@code RDMA4J_SOAK=1}: {@code scripts/test --soak}): every one must complete (a lost wake-up would stall a future
+ * forever; each wait is bounded, generously, so a stall fails). 40 to 65 s in the guest at 100,000, most of the device
+ * suite's time after the leak check and the examples.
  */
 @Tag("device")
 class LostWakeupStressDeviceTest {
     private static final int THREADS = 4;
-    private static final int PER_THREAD = 25_000;
+    private static final int PER_THREAD = "1".equals(System.getenv("RDMA4J_SOAK")) ? 25_000 : 10_000;
 
     @Test
-    void hundredThousandPingPongsNeverStall() throws Exception {
+    void pingPongsFromFourVirtualThreadsNeverStall() throws Exception {
         try (EnginePair p = new EnginePair(PollingMode.EVENT, 16)) {
             ConcurrentHashMap<Long, Boolean> pingsSeen = new ConcurrentHashMap<>();
             List<Throwable> errors = java.util.Collections.synchronizedList(new ArrayList<>());
