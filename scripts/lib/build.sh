@@ -20,11 +20,16 @@ rdma4j_has_device() {
 # target/classes and target/test-classes: in the Soft-RoCE guest every class read from a directory is a lookup over
 # 9p, and every class of a dependency is first probed for in each directory before it (the device tests' JVM started
 # ~6 s faster from jars, and each of the child JVMs the tests start inherits the class path).
+# rdma4j_test_jar MODULE: the path of MODULE's test jar (target/*-tests.jar), or nothing.
+rdma4j_test_jar() {
+	compgen -G "$ROOT/$1/target/*-tests.jar" | head -1 || true
+}
+
 rdma4j_test_classpath() {
 	local m t tests entries=()
 	for m in "$@"; do
 		t="$ROOT/$m/target"
-		tests=$(compgen -G "$t/*-tests.jar" | head -1) || true
+		tests=$(rdma4j_test_jar "$m")
 		[ -f "$t/test-classpath.txt" ] && [ -n "$tests" ] && [ -f "${tests%-tests.jar}.jar" ] ||
 			{ echo "rdma4j: $m is not built (its test jar, jar or test-classpath.txt); run ./mvnw install first" >&2; return 2; }
 		entries+=("$tests" "${tests%-tests.jar}.jar")
@@ -41,7 +46,7 @@ rdma4j_test_jars_fresh() {
 	local m t tests newer
 	for m in "$@"; do
 		t="$ROOT/$m/target"
-		tests=$(compgen -G "$t/*-tests.jar" | head -1) || true
+		tests=$(rdma4j_test_jar "$m")
 		[ -n "$tests" ] || { echo "rdma4j: $m has no test jar; run ./mvnw install first" >&2; return 2; }
 		newer=$(find "$t/classes" -newer "${tests%-tests.jar}.jar" -type f -print -quit 2>/dev/null)
 		[ -n "$newer" ] || newer=$(find "$t/test-classes" -newer "$tests" -type f -print -quit 2>/dev/null)

@@ -169,12 +169,14 @@ class LeakCyclesDeviceTest {
                 }
             }
         }
-        if (slopes.isEmpty()) {
-            return 0;
-        }
-        java.util.Collections.sort(slopes);
-        int k = slopes.size();
-        return k % 2 == 1 ? slopes.get(k / 2) : (slopes.get(k / 2 - 1) + slopes.get(k / 2)) / 2;
+        return slopes.isEmpty() ? 0 : median(slopes.stream().mapToDouble(Double::doubleValue).toArray());
+    }
+
+    /** The median of {@code v} (sorted in place). */
+    static double median(double[] v) {
+        java.util.Arrays.sort(v);
+        int k = v.length;
+        return k % 2 == 1 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
     }
 
     /**
@@ -201,10 +203,7 @@ class LeakCyclesDeviceTest {
         for (int i = 0; i < n - 1; i++) {
             rates[i] = (double) (fy[i + 1] - fy[i]) / (fx[i + 1] - fx[i]);
         }
-        double[] sorted = rates.clone();
-        java.util.Arrays.sort(sorted);
-        double median = sorted.length % 2 == 1 ? sorted[sorted.length / 2]
-                : (sorted[sorted.length / 2 - 1] + sorted[sorted.length / 2]) / 2;
+        double median = median(rates.clone());
         int worst = 0;
         for (int i = 1; i < rates.length; i++) {
             if (Math.abs(rates[i] - median) > Math.abs(rates[worst] - median)) {
