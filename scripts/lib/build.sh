@@ -15,16 +15,16 @@ rdma4j_has_device() {
 	compgen -G '/sys/class/infiniband/*' >/dev/null
 }
 
-# rdma4j_test_classpath MODULE...: the class path that runs MODULEs' tests outside Maven: each module's test jar and
-# jar, then each one's test-classpath.txt (its dependencies), every entry once, in that order. Jars, not
-# target/classes and target/test-classes: in the Soft-RoCE guest every class read from a directory is a lookup over
-# 9p, and every class of a dependency is first probed for in each directory before it (the device tests' JVM started
-# ~6 s faster from jars, and each of the child JVMs the tests start inherits the class path).
 # rdma4j_test_jar MODULE: the path of MODULE's test jar (target/*-tests.jar), or nothing.
 rdma4j_test_jar() {
 	compgen -G "$ROOT/$1/target/*-tests.jar" | head -1 || true
 }
 
+# rdma4j_test_classpath MODULE...: the class path that runs MODULEs' tests outside Maven: each module's test jar and
+# jar, then each one's test-classpath.txt (its dependencies), every entry once, in that order. Jars, not
+# target/classes and target/test-classes: in the Soft-RoCE guest every class read from a directory is a lookup over
+# 9p, and every class of a dependency is first probed for in each directory before it (the device tests' JVM started
+# ~6 s faster from jars, and each of the child JVMs the tests start inherits the class path).
 rdma4j_test_classpath() {
 	local m t tests entries=()
 	for m in "$@"; do

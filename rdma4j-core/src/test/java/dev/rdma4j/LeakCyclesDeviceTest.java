@@ -62,8 +62,8 @@ import org.junit.jupiter.api.io.TempDir;
  * thread the 10,000-cycle test once allowed for were the JVM's own malloc overhead, now subtracted: some 6 are left).
  *
  * <p>The noise, measured in the guest: NMT Other is exact, 0.00 bytes a cycle for every real kind; the figure outside
- * the JVM fits within some ±6 bytes a cycle for every real kind but the connection (-10 to +37: its first round
- * steps up, then it wanders by some 10 KiB; +37 was at 400 cycles, hence 600), so the thresholds sit 4 (FFM) and ~45
+ * the JVM fits within some ±10 bytes a cycle for every real kind but the connection (-10 to +37: its first round
+ * steps up, then it wanders by some 10 KiB; +37 was at 400 cycles, hence 1,200 after a warm-up of 400), so the thresholds sit 4 (FFM) and ~45
  * (native) bytes a cycle from the controls' slopes (8 and 105-109).
  */
 @Tag("device")
