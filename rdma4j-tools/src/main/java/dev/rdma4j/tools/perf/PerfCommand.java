@@ -166,6 +166,11 @@ public final class PerfCommand implements Callable<Integer> {
             + "(bandwidth) against the message size into a PNG")
     Path plot;
 
+    @Option(names = "--icount-marks", paramLabel = "<lib.so>", description = "execute the instruction-count marks "
+            + "of <lib.so> (scripts/lib/icount) around each measured size, on the client: scripts/perf-compare "
+            + "--icount counts the guest's instructions between them")
+    Path icountMarks;
+
     /** Iterations of a warm-up round by default. */
     static final long DEFAULT_WARMUP = 1000;
     /**
@@ -292,7 +297,7 @@ public final class PerfCommand implements Callable<Integer> {
         PollingMode polling = events ? PollingMode.EVENT : mode == null ? null : mode.polling;
         return new PerfParameters(t, host, device, ibPort, gidIndex, tcpPort, sizes, n, duration == null ? 0 : duration,
                 qps, tx, rxDepth, inl, warmup, warmupSeconds, connectSeconds, atomic, polling, gbits, json, plot,
-                all && iters == null && duration == null ? PerfParameters.ALL_SIZES_BUDGET : 0);
+                all && iters == null && duration == null ? PerfParameters.ALL_SIZES_BUDGET : 0, icountMarks);
     }
 
     private ParameterException usage(String message) {

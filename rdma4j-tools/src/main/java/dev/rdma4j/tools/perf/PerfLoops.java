@@ -60,6 +60,9 @@ final class PerfLoops implements AutoCloseable {
     /** Each QP's receive (send tests), encoded once: wr_id = the QP's index. */
     private final ReceiveBatch[] recvs;
     private final Histogram histogram = PerfResults.histogram();
+    /** The instruction-count marks around each measured loop ({@code --icount-marks}), or null. */
+    private InstructionMarks marks;
+    private boolean marked;
     private final long[] scnt;
     private final long[] ccnt;
     private final long[] limit;
@@ -123,6 +126,24 @@ final class PerfLoops implements AutoCloseable {
     }
 
     /**
+     * Marks each measured loop from here on for an instruction count: the start mark before its first
+     * iteration, the stop mark after its last, before its results are computed.
+     *
+     * @param marks the marks
+     */
+    void markWith(InstructionMarks marks) {
+        this.marks = marks;
+    }
+
+    /** The loop's end: the stop mark, if the loop started with a start mark. */
+    private void loopEnded() {
+        if (marked) {
+            marked = false;
+            marks.stop();
+        }
+    }
+
+    /**
      * One run of {@code n} iterations (or {@code duration} seconds) of {@code size} bytes.
      *
      * @param size     the message size
@@ -143,6 +164,10 @@ final class PerfLoops implements AutoCloseable {
         }
         histogram.reset();
         Object row = null;
+        if (record && marks != null) {
+            marked = true;
+            marks.start();
+        }
         if (loops) {
             row = switch (p.test()) {
                 case SEND_LAT -> cq instanceof PerfCompletions.Engine e && duration == 0
@@ -154,6 +179,7 @@ final class PerfLoops implements AutoCloseable {
                         : sendBandwidthServer((int) size, iters, record);
             };
         }
+        loopEnded(); // a side without a loop of its own, or an empty run
         if (duration > 0) {
             if (watcher != null) {
                 try {
@@ -467,6 +493,7 @@ final class PerfLoops implements AutoCloseable {
     }
 
     private Object latencyRow(int size, long iterations, long elapsedNs) {
+        loopEnded();
         if (histogram.getTotalCount() == 0) {
             return new PerfResults.Latency(size, iterations, 0, 0, 0, 0, 0, 0, 0, 0);
         }
@@ -534,6 +561,7 @@ final class PerfLoops implements AutoCloseable {
                 last = now;
             }
         }
+        loopEnded();
         return PerfResults.bandwidth(stamps ? posted : null, completed, done, cqMod, size, last - start, p.gbits());
     }
 
@@ -567,6 +595,7 @@ final class PerfLoops implements AutoCloseable {
             }
             got += k;
         }
+        loopEnded();
         return record ? PerfResults.bandwidth(null, null, got, p.cqMod(), size, last - start, p.gbits()) : null;
     }
 

@@ -34,10 +34,14 @@ import java.util.Locale;
  * @param gbits      {@code --report_gbits}
  * @param json       {@code --json} file, or {@code null}
  * @param plot       {@code --plot} file, or {@code null}
+ * @param byteBudget the bytes one size of {@code -a} moves at most, or 0 for {@link #iterations()} at every size
+ * @param icountMarks {@code --icount-marks}: the library whose marks the client executes around each measured
+ *                   size (see {@link InstructionMarks}), or {@code null}
  */
 public record PerfParameters(PerfTest test, String host, String device, int ibPort, int gidIndex, int tcpPort,
         List<Long> sizes, long iterations, int duration, int qps, int txDepth, int rxDepth, int inline, long warmup,
-        int warmupSeconds, int connectSeconds, PerfTest.AtomicOp atomic, PollingMode mode, boolean gbits, Path json, Path plot, long byteBudget) {
+        int warmupSeconds, int connectSeconds, PerfTest.AtomicOp atomic, PollingMode mode, boolean gbits, Path json, Path plot, long byteBudget,
+        Path icountMarks) {
 
     /**
      * The bytes one size of {@code -a} moves at most when {@code -n} is not given: perftest runs its 5000
@@ -98,7 +102,7 @@ public record PerfParameters(PerfTest test, String host, String device, int ibPo
     public PerfParameters asClientOf(String server, int connectSeconds) {
         return new PerfParameters(test, server, device, ibPort, gidIndex, tcpPort, sizes, iterations, duration, qps,
                 txDepth, rxDepth, inline, warmup, warmupSeconds, connectSeconds, atomic, mode, gbits, json, plot,
-                byteBudget);
+                byteBudget, icountMarks);
     }
 
     /**

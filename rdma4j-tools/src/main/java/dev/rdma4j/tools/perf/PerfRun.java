@@ -142,6 +142,9 @@ final class PerfRun {
                 return null;
             });
             try (PerfLoops loops = new PerfLoops(p, qps, mr, m, remotes, cq, granted, socket)) {
+                if (p.icountMarks() != null && p.isClient()) { // scripts/perf-compare --icount
+                    loops.markWith(InstructionMarks.load(p.icountMarks()));
+                }
                 loops.postReceives();
                 sync(socket);
                 List<Object> rows = measure(loops, socket);

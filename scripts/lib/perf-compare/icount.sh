@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# The guest side of scripts/perf-compare --icount: guest instructions per iteration, rdma4j against C, for the
+# cases of guest.sh, counted by the QEMU plugin scripts/lib/icount/icount.c (which appends a line to ICOUNT
+# for each window between a start and a stop mark). Interleaved rdma4j, C, rdma4j, C, ... ROUNDS times.
+#
+#   icount.sh ROUNDS OUT ICOUNT MARKS_DIR
+#
+# rdma4j: `rdma4j perf -n N --icount-marks` marks the measured iterations of its client (after the JIT's
+# warm-up), so a window / N is an iteration. C (perftest, which cannot be changed): `icount-mark run` marks a
+# whole client run, start-up and connection included, at two lengths N1 < N2; of each, the plugin also counts
+# the polled span (from the first poll to the last: the measuring loop, without the start-up, whose sampling
+# of the CPU's clock rate spins for a time-dependent count), and (span(N2) - span(N1)) / (N2 - N1) is an
+# iteration. Either way a window counts every vCPU: both processes of the pair, the kernel's
+# rxe work and whatever else runs in the guest meanwhile (an idle guest executes ~4 million instructions a
+# second in timers; the vCPUs halt when idle, so waiting costs nothing). Busy polling's empty polls are left
+# out (counted as spin): every program here runs with libicount-poll.so preloaded (scripts/lib/icount/poll.c),
+# and a window that saw no poll at all means that hook failed, which is an error. Appends case, metric (total,
+# user, kernel, spin), implementation, round, per-iteration value to OUT/raw.tsv, then prints the table
+# (scripts/lib/perf-compare/icount-report).
+set -uo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd -P)
+rounds=$1 out=$2 icount=$3 marks=$4
+mkdir -p "$out"
+export LD_PRELOAD=$marks/libicount-poll.so
+. "$ROOT/scripts/lib/perf-compare/runs.sh"
+WARMUP_TIME=${PERF_COMPARE_WARMUP_TIME:-20}
+
+# the figures of the window a run added (there must be exactly one), "total user kernel spin": the whole
+# window's (PART window: rdma4j's marks hold its measured loop) or its polled span's (PART polled: C's run,
+# start-up included, is marked from outside; the span from its first to its last poll is its measuring loop)
+last_window() {
+	local before=$1 part=$2 after line
+	after=$(windows)
+	if ((after != before + 1)); then
+		echo "perf-compare: expected one new instruction-count window, found $((after - before))" >&2
+		return 1
+	fi
+	line=$(grep '^window ' "$icount" | tail -n 1)
+	if [[ $line == *" polls 0 "* ]]; then
+		echo "perf-compare: no poll marks in the window ($line): libicount-poll.so's hook did not take" >&2
+		return 1
+	fi
+	if [ "$part" = window ]; then
+		awk '{ print $4, $6, $8, $10 }' <<<"$line"
+	else
+		awk '{ print $17, $19, $21, $23 }' <<<"$line"
+	fi
+}
+windows() { local c; c=$(grep -c '^window ' "$icount" 2>/dev/null); echo "${c:-0}"; }
+
+# record_per_iter CASE IMPL ROUND "T U K S" ITERATIONS
+record_per_iter() {
+	local metric value values=($4)
+	for metric in total user kernel spin; do
+		value=${values[0]}
+		values=("${values[@]:1}")
+		record "$1" "$metric" "$2" "$3" "$(awk -v v="$value" -v n="$5" 'BEGIN { printf "%.1f", v / n }')" || return 1
+	done
+}
+
+# the JVMs started and those that crashed (a fatal-error report in a run's output), for the last line
+jvms=0 crashed=0
+count_jvms() {
+	local f
+	jvms=$((jvms + 2))
+	for f in "$out/last.server" "$out/last.client"; do
+		if grep -q 'A fatal error has been detected by the Java Runtime Environment' "$f" 2>/dev/null; then
+			crashed=$((crashed + 1))
+			cp "$f" "$out/crash-$jvms-${f##*.}.log"
+		fi
+	done
+}
+
+# icount_case NAME "RDMA4J ARGS" N "C TOOL ARGS" N1 N2
+icount_case() {
+	local name=$1 args=$2 n=$3 ctool=$4 n1=$5 n2=$6 r before w w1 w2 t1 u1 k1 s1 t2 u2 k2 s2 rc t0=$SECONDS
+	for ((r = 1; r <= rounds; r++)); do
+		before=$(windows)
+		run_pair "$j perf $args -n $n --warmup-time $WARMUP_TIME" \
+			"$j perf $args -n $n --warmup-time $WARMUP_TIME --icount-marks $marks/libicount-marks.so" >/dev/null
+		rc=$?
+		count_jvms
+		((rc == 0)) || return 1
+		w=$(last_window "$before" window) || return 1
+		record_per_iter "$name" rdma4j "$r" "$w" "$n" || return 1
+		before=$(windows)
+		run_pair "$ctool -n $n1" "$marks/icount-mark run $ctool -n $n1" >/dev/null || return 1
+		w1=$(last_window "$before" polled) || return 1
+		before=$(windows)
+		run_pair "$ctool -n $n2" "$marks/icount-mark run $ctool -n $n2" >/dev/null || return 1
+		w2=$(last_window "$before" polled) || return 1
+		read -r t1 u1 k1 s1 <<<"$w1"
+		read -r t2 u2 k2 s2 <<<"$w2"
+		record_per_iter "$name" C "$r" "$((t2 - t1)) $((u2 - u1)) $((k2 - k1)) $((s2 - s1))" $((n2 - n1)) || return 1
+	done
+	echo "perf-compare: $name: $rounds rounds in $((SECONDS - t0)) s" >&2
+}
+
+# pingpong_case NAME "ARGS" N1 N2: `rdma4j rc-pingpong ARGS` against `ibv_rc_pingpong ARGS`, both marked from
+# outside at two lengths and counted over their polled spans, as C's perftest runs above. rdma4j's
+# rc-pingpong has no warm-up: its JIT compiles during the first iterations of both lengths, so the difference
+# is steady state if that is over within N1.
+pingpong_case() {
+	local name=$1 args=$2 n1=$3 n2=$4 r impl cmd before w1 w2 t1 u1 k1 s1 t2 u2 k2 s2 rc t0=$SECONDS
+	for ((r = 1; r <= rounds; r++)); do
+		for impl in rdma4j C; do
+			[ "$impl" = rdma4j ] && cmd="$j rc-pingpong" || cmd=ibv_rc_pingpong
+			before=$(windows)
+			run_pair "$cmd $args -n $n1" "$marks/icount-mark run $cmd $args -n $n1" >/dev/null
+			rc=$?
+			[ "$impl" = C ] || count_jvms
+			((rc == 0)) || return 1
+			w1=$(last_window "$before" polled) || return 1
+			before=$(windows)
+			run_pair "$cmd $args -n $n2" "$marks/icount-mark run $cmd $args -n $n2" >/dev/null
+			rc=$?
+			[ "$impl" = C ] || count_jvms
+			((rc == 0)) || return 1
+			w2=$(last_window "$before" polled) || return 1
+			read -r t1 u1 k1 s1 <<<"$w1"
+			read -r t2 u2 k2 s2 <<<"$w2"
+			record_per_iter "$name" "$impl" "$r" "$((t2 - t1)) $((u2 - u1)) $((k2 - k1)) $((s2 - s1))" $((n2 - n1)) ||
+				return 1
+		done
+	done
+	echo "perf-compare: $name: $rounds rounds in $((SECONDS - t0)) s" >&2
+}
+
+status=0
+echo "perf-compare --icount: $rounds rounds, interleaved rdma4j / C, in $(uname -r), JVM options ${RDMA4J_JAVA_OPTS:-none beyond bin/rdma4j}; results in $out" >&2
+cases=${PERF_COMPARE_CASES:-all}
+want() { [[ $cases == all || ",$cases," == *",$1,"* ]]; }
+want send_lat_64 && { icount_case "send_lat 64 B" "send_lat -s 64" 2000 "ib_send_lat -s 64" 1000 3000 || status=1; }
+want send_lat_4k && { icount_case "send_lat 4 KiB" "send_lat -s 4096" 2000 "ib_send_lat -s 4096" 1000 3000 || status=1; }
+want write_lat && { icount_case "write_lat 64 B" "write_lat -s 64" 2000 "ib_write_lat -s 64" 1000 3000 || status=1; }
+want read_lat && { icount_case "read_lat 64 B" "read_lat -s 64" 2000 "ib_read_lat -s 64" 1000 3000 || status=1; }
+want atomic_lat && { icount_case "atomic_lat FETCH_AND_ADD" "atomic_lat" 2000 "ib_atomic_lat" 1000 3000 || status=1; }
+want write_bw_64 && { icount_case "write_bw 64 B" "write_bw -s 64" 5000 "ib_write_bw -s 64" 2000 6000 || status=1; }
+want write_bw_64k && { icount_case "write_bw 64 KiB" "write_bw -s 65536" 1000 "ib_write_bw -s 65536" 500 1500 || status=1; }
+want send_bw_4k && { icount_case "send_bw 4 KiB" "send_bw -s 4096" 5000 "ib_send_bw -s 4096" 2000 6000 || status=1; }
+want pingpong && { pingpong_case "rc_pingpong 64 B" "-g 1 -s 64" 3000 9000 || status=1; }
+want pingpong_e && { pingpong_case "rc_pingpong -e 64 B" "-g 1 -s 64 -e" 3000 9000 || status=1; }
+"$ROOT/scripts/lib/perf-compare/icount-report" "$raw" | tee "$out/table.txt" || status=1
+jit=$(grep -o 'TieredStopAtLevel=[0-9]' <<<"$(grep -o 'TieredStopAtLevel=[0-9]' "$j") ${RDMA4J_JAVA_OPTS:-}" | tail -n 1)
+echo "rdma4j's JVMs: $jvms started, $crashed crashed (JIT: ${jit:-tiered to C2}; JVM options: ${RDMA4J_JAVA_OPTS:-none beyond bin/rdma4j})" |
+	tee -a "$out/table.txt"
+((crashed == 0)) || status=1
+exit "$status"
