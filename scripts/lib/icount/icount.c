@@ -25,6 +25,11 @@
  * polled span is its measuring loop; the start-up's own time-dependent spins (perftest samples the CPU's
  * clock rate) stay outside it.
  *
+ * With the argument profile=SHIFT the plugin also says where a window's instructions went: it counts them by
+ * block of 2^SHIFT bytes of code address (spin left out, as above) and after each window line writes every
+ * block that ran, busiest first, `  block ADDRESS user|kernel COUNT`, for scripts/lib/icount/where to name from
+ * /proc/PID/maps (user space) and /proc/kallsyms (the kernel). Slower; for analysis, not for the figures.
+ *
  * Counting: every translated block gets an execution callback with its instruction count, added to the
  * counter of the vCPU that runs it (per vCPU, so multi-threaded TCG loses no count to a race). A block
  * that an exception or interrupt leaves early is counted whole: an overcount of at most a block per such
@@ -38,6 +43,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+static int profile_shift = -1; /* profile=SHIFT, or -1 */
 
 /* ---- the plugin API, version 1 (the subset used) ---- */
 typedef uint64_t qemu_plugin_id_t;
@@ -74,13 +81,16 @@ static const unsigned char MARK_STOP[7] = { 0x0f, 0x1f, 0x80, 0x02, 0x4a, 0x34, 
 static const unsigned char MARK_POLL[7] = { 0x0f, 0x1f, 0x80, 0x03, 0x4a, 0x34, 0x52 };
 static const unsigned char MARK_EMPTY[7] = { 0x0f, 0x1f, 0x80, 0x04, 0x4a, 0x34, 0x52 };
 
-/* Written only by the thread of the vCPU (multi-threaded TCG: one a vCPU), read by any at a mark. */
+/* Written only by the thread of the vCPU (multi-threaded TCG: one a vCPU), read by any at a mark: the writes
+ * are ordered (volatile, and x86's stores are seen in order) so that a reader never counts a spin twice or
+ * with another spin's start (see end_spin, mark_empty, sum). */
 struct counts {
 	volatile uint64_t user, kernel, spin, polls, empty;
 	uint64_t poll_from; /* user count at the start of the current poll */
-	uint64_t spin_from; /* user count at the start of the empty poll the vCPU spins after, if spinning */
-	int spinning;
+	volatile uint64_t spin_from; /* user count at the start of the empty poll the vCPU spins after, if spinning */
+	volatile int spinning;
 };
+
 struct totals {
 	uint64_t user, kernel, spin, polls, empty;
 };
@@ -98,11 +108,12 @@ static struct totals sum(void)
 {
 	struct totals t = { 0, 0, 0, 0, 0 };
 	for (int i = 0; i < MAX_VCPUS; i++) {
+		/* spin before spinning: a spin that ends meanwhile is then missed (at most one), never counted twice */
+		t.spin += counts[i].spin;
+		if (counts[i].spinning) /* the spin under way so far; spin_from was written before spinning */
+			t.spin += counts[i].user - counts[i].spin_from;
 		t.user += counts[i].user;
 		t.kernel += counts[i].kernel;
-		t.spin += counts[i].spin;
-		if (counts[i].spinning) /* the spin under way so far (another vCPU's: read as it changes) */
-			t.spin += counts[i].user - counts[i].spin_from;
 		t.polls += counts[i].polls;
 		t.empty += counts[i].empty;
 	}
@@ -112,9 +123,104 @@ static struct totals sum(void)
 static void end_spin(struct counts *c)
 {
 	if (c->spinning) {
-		c->spin += c->user - c->spin_from;
-		c->spinning = 0;
+		uint64_t d = c->user - c->spin_from;
+		c->spinning = 0; /* before the spin is added: see sum */
+		c->spin += d;
 	}
+}
+
+/* ---- the profile: instructions by block of code, spin left out ---- */
+#define BLOCKS (1 << 20) /* a power of two; one more slot, the last, for blocks that found no room */
+#define PENDING 8192
+struct tb_info { /* a translated block's, for its execution callback */
+	uint64_t v; /* instructions | KERNEL_BIT */
+	uint32_t block;
+};
+static uint64_t block_key[BLOCKS + 1]; /* (address >> shift) + 1, 0 = free */
+static uint64_t block_count[BLOCKS + 1];
+static pthread_mutex_t block_lock = PTHREAD_MUTEX_INITIALIZER;
+/* a vCPU's user-space counts since its last poll or kernel entry: spin or not, as the next of those says */
+struct pending {
+	uint32_t block[PENDING];
+	uint32_t n[PENDING];
+	uint32_t size;
+};
+static struct pending pending[MAX_VCPUS];
+
+static uint32_t block_of(uint64_t address)
+{
+	uint64_t key = (address >> profile_shift) + 1;
+	uint32_t i = (uint32_t)(key * 0x9E3779B97F4A7C15ULL >> 40) & (BLOCKS - 1);
+	uint32_t probes = 0;
+	pthread_mutex_lock(&block_lock);
+	while (block_key[i] != 0 && block_key[i] != key) {
+		i = (i + 1) & (BLOCKS - 1);
+		if (++probes == 4096) { /* the table is nearly full: count this block among the unplaced */
+			i = BLOCKS;
+			break;
+		}
+	}
+	if (i < BLOCKS)
+		block_key[i] = key;
+	pthread_mutex_unlock(&block_lock);
+	return i;
+}
+
+static void settle(unsigned int vcpu, int spin)
+{
+	struct pending *p = &pending[vcpu % MAX_VCPUS];
+	if (!spin)
+		for (uint32_t i = 0; i < p->size; i++)
+			__atomic_fetch_add(&block_count[p->block[i]], p->n[i], __ATOMIC_RELAXED);
+	p->size = 0;
+}
+
+static void tb_exec(unsigned int vcpu, void *udata);
+
+static void tb_exec_profiled(unsigned int vcpu, void *udata)
+{
+	const struct tb_info *t = udata;
+	struct counts *c = &counts[vcpu % MAX_VCPUS];
+	if (open_window) {
+		if (t->v & KERNEL_BIT) {
+			settle(vcpu, c->spinning);
+			__atomic_fetch_add(&block_count[t->block], t->v & ~KERNEL_BIT, __ATOMIC_RELAXED);
+		} else {
+			struct pending *p = &pending[vcpu % MAX_VCPUS];
+			if (p->size == PENDING)
+				settle(vcpu, 0);
+			p->block[p->size] = t->block;
+			p->n[p->size++] = (uint32_t)t->v;
+		}
+	}
+	tb_exec(vcpu, (void *)(uintptr_t)t->v);
+}
+
+static int by_count(const void *a, const void *b)
+{
+	uint64_t x = block_count[*(const uint32_t *)a], y = block_count[*(const uint32_t *)b];
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+static void write_profile(void)
+{
+	static uint32_t order[BLOCKS + 1];
+	uint32_t n = 0;
+	char line[128];
+	for (uint32_t i = 0; i < BLOCKS + 1; i++)
+		if (block_count[i])
+			order[n++] = i;
+	qsort(order, n, sizeof order[0], by_count);
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t address = order[i] == BLOCKS ? 0 : (block_key[order[i]] - 1) << profile_shift;
+		snprintf(line, sizeof line, "  block 0x%llx %s %llu\n", (unsigned long long)address,
+			order[i] == BLOCKS ? "unplaced" : address >= KERNEL_START ? "kernel" : "user",
+			(unsigned long long)block_count[order[i]]);
+		if (out)
+			fputs(line, out);
+	}
+	if (out)
+		fflush(out);
 }
 
 static void tb_exec(unsigned int vcpu, void *udata)
@@ -132,8 +238,11 @@ static void tb_exec(unsigned int vcpu, void *udata)
 static void mark_poll(unsigned int vcpu, void *udata)
 {
 	struct counts *c = &counts[vcpu % MAX_VCPUS];
+	int spun = c->spinning;
 	(void)udata;
 	end_spin(c);
+	if (profile_shift >= 0)
+		settle(vcpu, spun); /* what ran since the last poll began: the busy loop's round, or work */
 	c->polls++;
 	c->poll_from = c->user;
 	pthread_mutex_lock(&window_lock);
@@ -152,8 +261,8 @@ static void mark_empty(unsigned int vcpu, void *udata)
 	struct counts *c = &counts[vcpu % MAX_VCPUS];
 	(void)udata;
 	c->empty++;
+	c->spin_from = c->poll_from; /* before spinning: see sum */
 	c->spinning = 1;
-	c->spin_from = c->poll_from;
 }
 
 static struct totals minus(struct totals a, struct totals b)
@@ -195,6 +304,11 @@ static void mark_start(unsigned int vcpu, void *udata)
 	(void)udata;
 	end_spin(&counts[vcpu % MAX_VCPUS]);
 	pthread_mutex_lock(&window_lock);
+	if (profile_shift >= 0) {
+		memset(block_count, 0, sizeof block_count);
+		for (int i = 0; i < MAX_VCPUS; i++)
+			pending[i].size = 0;
+	}
 	at_start = sum();
 	polled = 0;
 	open_window = 1;
@@ -217,6 +331,10 @@ static void mark_stop(unsigned int vcpu, void *udata)
 			span = minus(last_poll, first_poll);
 		snprintf(what, sizeof what, "window %llu", (unsigned long long)++windows);
 		write_line(what, minus(t, at_start), &span);
+		if (profile_shift >= 0) {
+			settle(vcpu, 0);
+			write_profile();
+		}
 	}
 	pthread_mutex_unlock(&window_lock);
 }
@@ -226,7 +344,19 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	size_t n = qemu_plugin_tb_n_insns(tb);
 	uint64_t v = n | (qemu_plugin_tb_vaddr(tb) >= KERNEL_START ? KERNEL_BIT : 0);
 	(void)id;
-	qemu_plugin_register_vcpu_tb_exec_cb(tb, tb_exec, PLUGIN_CB_NO_REGS, (void *)(uintptr_t)v);
+	if (profile_shift >= 0) {
+		/* one a translation, never freed: blocks are retranslated rarely, and this mode is for analysis */
+		struct tb_info *t = malloc(sizeof *t);
+		if (t) {
+			t->v = v;
+			t->block = block_of(qemu_plugin_tb_vaddr(tb));
+			qemu_plugin_register_vcpu_tb_exec_cb(tb, tb_exec_profiled, PLUGIN_CB_NO_REGS, t);
+		} else {
+			qemu_plugin_register_vcpu_tb_exec_cb(tb, tb_exec, PLUGIN_CB_NO_REGS, (void *)(uintptr_t)v);
+		}
+	} else {
+		qemu_plugin_register_vcpu_tb_exec_cb(tb, tb_exec, PLUGIN_CB_NO_REGS, (void *)(uintptr_t)v);
+	}
 	for (size_t i = 0; i < n; i++) {
 		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
 		if (qemu_plugin_insn_size(insn) != sizeof MARK_START)
@@ -263,8 +393,14 @@ __attribute__((visibility("default"))) int qemu_plugin_install(qemu_plugin_id_t 
 				perror(argv[i] + 4);
 				return -1;
 			}
+		} else if (strncmp(argv[i], "profile=", 8) == 0) {
+			profile_shift = atoi(argv[i] + 8);
+			if (profile_shift < 4 || profile_shift > 30) {
+				fprintf(stderr, "icount: profile=SHIFT takes 4..30\n");
+				return -1;
+			}
 		} else {
-			fprintf(stderr, "icount: unknown argument %s (takes out=FILE)\n", argv[i]);
+			fprintf(stderr, "icount: unknown argument %s (takes out=FILE, profile=SHIFT)\n", argv[i]);
 			return -1;
 		}
 	}
