@@ -13,6 +13,11 @@ import java.lang.invoke.VarHandle;
  */
 final class WorkRing implements Slots {
     private final int capacity;
+    /**
+     * The arrays hold a power of two of slots, at least {@code capacity}, so that a sequence's slot is a mask
+     * away ({@code Long.remainderUnsigned} by any capacity was a 64-bit division per index, several a request).
+     */
+    private final int mask;
     private final int refsPerSlot;
     private final long[] userWrIds;
     private final NativeResource[] refs;
@@ -26,12 +31,17 @@ final class WorkRing implements Slots {
 
     WorkRing(int capacity, int refsPerSlot) {
         this.capacity = Math.max(1, capacity);
+        if (this.capacity > 1 << 30) {
+            throw new IllegalArgumentException("a work queue of more than 2^30 requests: " + capacity);
+        }
+        int slots = this.capacity == 1 ? 1 : Integer.highestOneBit(this.capacity - 1) << 1;
+        this.mask = slots - 1;
         this.refsPerSlot = refsPerSlot;
-        this.userWrIds = new long[this.capacity];
-        this.refs = new NativeResource[this.capacity * refsPerSlot];
-        this.refCounts = new int[this.capacity];
-        this.bufferRegions = new MemoryRegion[this.capacity];
-        this.bufferOffsets = new long[this.capacity];
+        this.userWrIds = new long[slots];
+        this.refs = new NativeResource[slots * refsPerSlot];
+        this.refCounts = new int[slots];
+        this.bufferRegions = new MemoryRegion[slots];
+        this.bufferOffsets = new long[slots];
     }
 
     @Override
@@ -120,7 +130,7 @@ final class WorkRing implements Slots {
     }
 
     private int index(long seq) {
-        return (int) Long.remainderUnsigned(seq, capacity);
+        return (int) (seq & mask);
     }
 
     int outstanding() {
