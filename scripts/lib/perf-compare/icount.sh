@@ -21,6 +21,7 @@ set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd -P)
 rounds=$1 out=$2 icount=$3 marks=$4
 mkdir -p "$out"
+: >"$out/warmups.txt"
 export LD_PRELOAD=$marks/libicount-poll.so
 . "$ROOT/scripts/lib/perf-compare/runs.sh"
 WARMUP_TIME=${PERF_COMPARE_WARMUP_TIME:-20}
@@ -71,27 +72,47 @@ count_jvms() {
 	done
 }
 
+# spans CMD N1 N2 JVMS: CMD (a server/client pair: the server as is, the client marked from outside) at
+# lengths N1 and N2; sets SPAN to the difference of their polled spans, "total user kernel spin". JVMS=1
+# counts the pair's JVMs (and their crashes): not in a subshell, then
+spans() {
+	local cmd=$1 n before w rc t u k s t1 u1 k1 s1
+	SPAN=
+	for n in "$2" "$3"; do
+		before=$(windows)
+		run_pair "$cmd -n $n" "$marks/icount-mark run $cmd -n $n" >/dev/null
+		rc=$?
+		[ "$4" = 0 ] || count_jvms
+		((rc == 0)) || return 1
+		w=$(last_window "$before" polled) || return 1
+		read -r t u k s <<<"$w"
+		if [ "$n" = "$2" ]; then
+			t1=$t u1=$u k1=$k s1=$s
+		fi
+	done
+	SPAN="$((t - t1)) $((u - u1)) $((k - k1)) $((s - s1))"
+}
+
+# the warm-up line of rdma4j's last client (how many rounds, and whether the JIT had settled), for the report
+warmups() {
+	grep -h '^# warm-up' "$out/last.client" 2>/dev/null | sed "s/^# /$1: /" >>"$out/warmups.txt"
+}
+
 # icount_case NAME "RDMA4J ARGS" N "C TOOL ARGS" N1 N2
 icount_case() {
-	local name=$1 args=$2 n=$3 ctool=$4 n1=$5 n2=$6 r before w w1 w2 t1 u1 k1 s1 t2 u2 k2 s2 rc t0=$SECONDS
+	local name=$1 args=$2 n=$3 ctool=$4 n1=$5 n2=$6 r before w rc t0=$SECONDS
 	for ((r = 1; r <= rounds; r++)); do
 		before=$(windows)
 		run_pair "$j perf $args -n $n --warmup-time $WARMUP_TIME" \
 			"$j perf $args -n $n --warmup-time $WARMUP_TIME --icount-marks $marks/libicount-marks.so" >/dev/null
 		rc=$?
 		count_jvms
+		warmups "$name"
 		((rc == 0)) || return 1
 		w=$(last_window "$before" window) || return 1
 		record_per_iter "$name" rdma4j "$r" "$w" "$n" || return 1
-		before=$(windows)
-		run_pair "$ctool -n $n1" "$marks/icount-mark run $ctool -n $n1" >/dev/null || return 1
-		w1=$(last_window "$before" polled) || return 1
-		before=$(windows)
-		run_pair "$ctool -n $n2" "$marks/icount-mark run $ctool -n $n2" >/dev/null || return 1
-		w2=$(last_window "$before" polled) || return 1
-		read -r t1 u1 k1 s1 <<<"$w1"
-		read -r t2 u2 k2 s2 <<<"$w2"
-		record_per_iter "$name" C "$r" "$((t2 - t1)) $((u2 - u1)) $((k2 - k1)) $((s2 - s1))" $((n2 - n1)) || return 1
+		spans "$ctool" "$n1" "$n2" 0 || return 1
+		record_per_iter "$name" C "$r" "$SPAN" $((n2 - n1)) || return 1
 	done
 	echo "perf-compare: $name: $rounds rounds in $((SECONDS - t0)) s" >&2
 }
@@ -101,27 +122,12 @@ icount_case() {
 # rc-pingpong has no warm-up: its JIT compiles during the first iterations of both lengths, so the difference
 # is steady state if that is over within N1.
 pingpong_case() {
-	local name=$1 args=$2 n1=$3 n2=$4 r impl cmd before w1 w2 t1 u1 k1 s1 t2 u2 k2 s2 rc t0=$SECONDS
+	local name=$1 args=$2 n1=$3 n2=$4 r t0=$SECONDS
 	for ((r = 1; r <= rounds; r++)); do
-		for impl in rdma4j C; do
-			[ "$impl" = rdma4j ] && cmd="$j rc-pingpong" || cmd=ibv_rc_pingpong
-			before=$(windows)
-			run_pair "$cmd $args -n $n1" "$marks/icount-mark run $cmd $args -n $n1" >/dev/null
-			rc=$?
-			[ "$impl" = C ] || count_jvms
-			((rc == 0)) || return 1
-			w1=$(last_window "$before" polled) || return 1
-			before=$(windows)
-			run_pair "$cmd $args -n $n2" "$marks/icount-mark run $cmd $args -n $n2" >/dev/null
-			rc=$?
-			[ "$impl" = C ] || count_jvms
-			((rc == 0)) || return 1
-			w2=$(last_window "$before" polled) || return 1
-			read -r t1 u1 k1 s1 <<<"$w1"
-			read -r t2 u2 k2 s2 <<<"$w2"
-			record_per_iter "$name" "$impl" "$r" "$((t2 - t1)) $((u2 - u1)) $((k2 - k1)) $((s2 - s1))" $((n2 - n1)) ||
-				return 1
-		done
+		spans "$j rc-pingpong $args" "$n1" "$n2" 1 || return 1
+		record_per_iter "$name" rdma4j "$r" "$SPAN" $((n2 - n1)) || return 1
+		spans "ibv_rc_pingpong $args" "$n1" "$n2" 0 || return 1
+		record_per_iter "$name" C "$r" "$SPAN" $((n2 - n1)) || return 1
 	done
 	echo "perf-compare: $name: $rounds rounds in $((SECONDS - t0)) s" >&2
 }
@@ -145,4 +151,7 @@ jit=$(grep -o 'TieredStopAtLevel=[0-9]' <<<"$(grep -o 'TieredStopAtLevel=[0-9]' 
 echo "rdma4j's JVMs: $jvms started, $crashed crashed (JIT: ${jit:-tiered to C2}; JVM options: ${RDMA4J_JAVA_OPTS:-none beyond bin/rdma4j})" |
 	tee -a "$out/table.txt"
 ((crashed == 0)) || status=1
+still=$(grep -c 'still compiling' "$out/warmups.txt")
+echo "rdma4j's warm-ups: $(wc -l <"$out/warmups.txt") runs, $still of them ended at --warmup-time with the JIT still compiling (its late work is then in the counts; $out/warmups.txt)" |
+	tee -a "$out/table.txt"
 exit "$status"
