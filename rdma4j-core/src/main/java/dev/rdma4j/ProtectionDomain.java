@@ -141,7 +141,9 @@ public final class ProtectionDomain extends NativeResource {
      * @param size   bytes, at least 1
      * @param access the access rights
      * @return the region
-     * @throws VerbsException if the verb fails
+     * @throws VerbsException if the verb fails, or the memory cannot be allocated (verb {@code malloc},
+     *                        {@code ENOMEM}: the JDK's {@code OutOfMemoryError} for native memory, e.g. a size no
+     *                        process could have, turned into the verbs' failure it is)
      */
     public MemoryRegion allocate(long size, AccessFlag... access) throws VerbsException {
         if (size < 1) {
@@ -150,8 +152,16 @@ public final class ProtectionDomain extends NativeResource {
         Set<AccessFlag> flags = flags(access);
         AccessFlag.validate(flags);
         java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofShared();
+        java.lang.foreign.MemorySegment memory;
         try {
-            return new MemoryRegion(this, arena.allocate(size, 4096), flags, arena, false);
+            memory = arena.allocate(size, 4096);
+        } catch (OutOfMemoryError e) {
+            arena.close();
+            throw VerbsException.of("malloc", dev.rdma4j.internal.ffi.Libc.ENOMEM,
+                    size + " bytes for a region (" + e.getMessage() + ")");
+        }
+        try {
+            return new MemoryRegion(this, memory, flags, arena, false);
         } catch (VerbsException | RuntimeException e) {
             arena.close();
             throw e;

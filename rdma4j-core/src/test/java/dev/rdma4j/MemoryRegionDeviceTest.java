@@ -89,6 +89,13 @@ class MemoryRegionDeviceTest {
             assertThatThrownBy(() -> pd.allocate(64, AccessFlag.REMOTE_ATOMIC))
                     .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("require LOCAL_WRITE");
             assertThatThrownBy(() -> pd.allocate(0)).isInstanceOf(IllegalArgumentException.class);
+            // more than any process can have: the JDK's OutOfMemoryError for native memory, which the misuse
+            // fuzzer's seed -3786311798308004172 found escaping, is the verbs' ENOMEM
+            assertThatThrownBy(() -> pd.allocate(Long.MAX_VALUE)).isInstanceOfSatisfying(VerbsException.class, e -> {
+                assertThat(e.verb()).isEqualTo("malloc");
+                assertThat(e.errno()).isEqualTo(12);
+            });
+            pd.allocate(64).close(); // and the domain still works
             assertThatThrownBy(() -> pd.register(MemorySegment.NULL)).isInstanceOf(IllegalArgumentException.class);
         }
     }

@@ -32,6 +32,8 @@ public final class Libc {
     public static final int F_SETFL = 4;
     public static final int O_NONBLOCK = 0x800;
     public static final int EAGAIN = 11;
+    /** {@code ENOMEM}: out of memory. */
+    public static final int ENOMEM = 12;
     public static final int EINTR = 4;
     public static final int POLLIN = 0x1;
 
