@@ -9,7 +9,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd -P)
 out=$1 marks=$2 warmup=$3
 shift 3
 mkdir -p "$out"
-ip=$(ip -4 -o addr show | awk '$4 ~ /^198\.1[89]\./ { sub("/.*", "", $4); print $4; exit }')
+ip=${RDMA4J_GUEST_ADDR:?profile-guest.sh runs in the Soft-RoCE guest (scripts/softroce sets RDMA4J_GUEST_ADDR)}
 export LD_PRELOAD=$marks/libicount-poll.so
 export RDMA4J_JAVA_OPTS="${RDMA4J_JAVA_OPTS:+$RDMA4J_JAVA_OPTS }-XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit"
 cat /proc/kallsyms >"$out/kallsyms"
