@@ -38,6 +38,11 @@ final class AccessImpl implements Access {
     }
 
     @Override
+    public int pollForDriver(CompletionQueue cq, WorkCompletions wcs) throws VerbsException {
+        return cq.pollForDriver(wcs);
+    }
+
+    @Override
     public QpDriver driver(WorkCompletions wcs, int i) {
         return wcs.driver(i);
     }

@@ -108,6 +108,11 @@ public final class CompletionQueue extends NativeResource {
                     + ": its completions complete futures and go to its fallback handler; polling it here would"
                     + " steal them");
         }
+        return pollForDriver(completions);
+    }
+
+    /** {@link #poll} without the engine-thread check: for the engine's own dispatch on a waiting caller's thread. */
+    int pollForDriver(WorkCompletions completions) throws VerbsException {
         ensureOpen(); // a plain read: once a close is announced, pollers stop contending for the lock it needs
         pollLock.lock(); // serialises pollers, and destroy() takes it first: no acquire/release of the counter
         try {

@@ -83,10 +83,12 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
     private final AtomicBoolean closed = new AtomicBoolean();
     private final Map<Context, CompletionChannel> channels = new HashMap<>();
     private final List<AsyncQueuePair> queuePairs = new java.util.concurrent.CopyOnWriteArrayList<>();
-    /** The CQs this engine drains (any thread reads it: wrap checks a QP's CQs against it). */
-    private final java.util.Set<CompletionQueue> drivenCqs = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    /** The CQs this engine drains (any thread reads it: wrap checks a QP's CQs against it, waiters find theirs). */
+    private final Map<CompletionQueue, Driven> drivenCqs = new java.util.concurrent.ConcurrentHashMap<>();
     private final CompletableFuture<Void> terminated = new CompletableFuture<>();
     private final java.util.concurrent.atomic.LongAdder callbackFailures = new java.util.concurrent.atomic.LongAdder();
+    /** Completions dispatched by callers in {@link #pollWhileWaiting}. */
+    private final java.util.concurrent.atomic.LongAdder byWaiters = new java.util.concurrent.atomic.LongAdder();
 
     // engine thread only
     private final List<Driven> driven = new ArrayList<>();
@@ -119,9 +121,18 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
         final CompletionHandler handler;
         boolean ready;
         boolean broken;
-        /** Polled on every turn in event mode too ({@link #busyPoll}). */
-        boolean busy;
+        /** Polled on every turn in event mode too ({@link #busyPoll}); read by waiting callers. */
+        volatile boolean busy;
         int eventsSinceAck;
+        /**
+         * Held while a batch is polled and dispatched, by the engine or a caller in {@link #pollWhileWaiting}: the
+         * completions of one queue are dispatched in the order polled. The engine only ever tries it.
+         */
+        final java.util.concurrent.locks.ReentrantLock lock = new java.util.concurrent.locks.ReentrantLock();
+        /** Callers polling it in {@link #pollWhileWaiting}: the engine leaves it to them, unarmed. */
+        final java.util.concurrent.atomic.AtomicInteger waiters = new java.util.concurrent.atomic.AtomicInteger();
+        /** The waiting callers' batch (guarded by lock), made at the first such wait. */
+        WorkCompletions callerWcs;
 
         Driven(CompletionQueue cq, Consumer<WorkCompletion> fallback, CompletionHandler handler) {
             this.cq = cq;
@@ -251,7 +262,7 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
             call(() -> {
                 Driven d = new Driven(cq, fallback, handler);
                 driven.add(d);
-                drivenCqs.add(cq);
+                drivenCqs.put(cq, d);
                 ACCESS.drive(cq, thread); // polling it by hand would race the engine: refused from now on
                 if (mode == PollingMode.EVENT) {
                     armAndDrain(d);
@@ -280,7 +291,7 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
             throw new IllegalStateException("cannot wrap " + qp + ": it is closed");
         }
         for (CompletionQueue cq : List.of(qp.sendCompletionQueue(), qp.receiveCompletionQueue())) {
-            if (!drivenCqs.contains(cq)) {
+            if (!drivenCqs.containsKey(cq)) {
                 throw new IllegalArgumentException("cannot wrap " + qp + ": its " + (cq == qp.sendCompletionQueue()
                         ? "send" : "receive") + " CQ " + cq + " is not driven by this engine, so nothing would"
                         + " complete its futures; create its CQs with this engine's createCompletionQueue");
@@ -491,7 +502,7 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
      * only this thread delivers (Netty's {@code BlockingOperationException}).
      */
     void refuseBlockingOnEngineThread(String method) {
-        if (inEngineThread()) {
+        if (inEngineThread() || dev.rdma4j.internal.EngineThreads.isMarked()) { // or dispatching as a waiter
             throw new IllegalStateException(method + " blocks and was called on the engine thread (e.g. from a"
                     + " future's continuation or a listener), where it would deadlock the engine: use its ...Async"
                     + " form there, or move the work to another executor");
@@ -512,24 +523,205 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
     public java.util.concurrent.CompletableFuture<Void> drained(CompletionQueue cq) {
         java.util.concurrent.CompletableFuture<Void> done = new java.util.concurrent.CompletableFuture<>();
         try {
-            execute(() -> {
-                for (Driven d : driven) {
-                    if (d.cq == cq) {
-                        for (int turns = 0; turns < 64 && !drain(d); turns++) {
-                            // a turn's budget is not this drain's limit; 64 keep a CQ that never empties
-                            // (a peer sending without pause) from holding the engine
-                        }
-                        done.complete(null);
+            execute(new Runnable() {
+                private int turns;
+
+                @Override
+                public void run() {
+                    Driven d = drivenCqs.get(cq);
+                    if (d == null) {
+                        done.completeExceptionally(new IllegalArgumentException(cq + " is not driven by this engine"
+                                + (cq.isClosed() ? " (it is closed)" : "")));
                         return;
                     }
+                    // a turn's budget is not this drain's limit; 64 keep a CQ that never empties (a peer sending
+                    // without pause) from holding the engine. Callers that wait poll it too: whoever holds its
+                    // lock dispatches, in order; while one does, this tries again (a task, so others run)
+                    for (; turns < 64; turns++) {
+                        if (!d.lock.tryLock()) {
+                            try {
+                                execute(this);
+                            } catch (RejectedExecutionException closing) {
+                                done.completeExceptionally(closing);
+                            }
+                            return;
+                        }
+                        try {
+                            if (drainLocked(d)) {
+                                break;
+                            }
+                        } finally {
+                            d.lock.unlock();
+                        }
+                    }
+                    done.complete(null);
                 }
-                done.completeExceptionally(new IllegalArgumentException(cq + " is not driven by this engine"
-                        + (cq.isClosed() ? " (it is closed)" : "")));
             });
         } catch (RejectedExecutionException e) {
             done.completeExceptionally(e);
         }
         return done;
+    }
+
+    /**
+     * Waits for {@code f} by polling {@code cq} on the calling thread ({@code ibv_poll_cq}) and dispatching its
+     * completions here as the engine would, instead of sleeping until the engine's thread completes {@code f}:
+     * no wake-up and no hand-off between threads, for one core spinning while it waits (busy polling by the
+     * waiter, as a C program polls its own CQ). Meanwhile the engine leaves {@code cq} to its waiters: it neither
+     * polls nor arms it; the last waiter to leave arms it ({@code ibv_req_notify_cq}, unless the engine polls it
+     * anyway: {@link PollingMode#BUSY_POLL}, {@link #busyPoll}) and takes what came meanwhile, so the engine sees
+     * what completes after. Completions are dispatched in the order polled, by one poller at a time; their
+     * futures complete on this thread, where their continuations run as on the engine's thread (they must not
+     * block: the blocking calls refuse to). Returns early, {@code false}, when polling here cannot go on (the
+     * queue or engine closed or broken): the engine then completes {@code f} as usual.
+     *
+     * @param cq           a completion queue of this engine's, without a {@link CompletionHandler}
+     * @param f            what the caller waits for (a future of a request on {@code cq}'s queue pairs)
+     * @param timeoutNanos the longest wait
+     * @return true once {@code f} is done; false at the deadline, or when polling here ended early
+     * @throws InterruptedException     if the thread is interrupted ({@code f} is left as it is)
+     * @throws IllegalArgumentException if this engine does not drive {@code cq}, or a handler takes its
+     *                                  completions (dispatched in place on the engine's thread only)
+     * @throws IllegalStateException    on the engine's thread (it would wait for itself)
+     */
+    public boolean pollWhileWaiting(CompletionQueue cq, java.util.concurrent.Future<?> f, long timeoutNanos)
+            throws InterruptedException {
+        Driven d = drivenCqs.get(cq);
+        if (d == null) {
+            throw new IllegalArgumentException(cq + " is not driven by this engine");
+        }
+        if (d.handler != null) {
+            throw new IllegalArgumentException(cq + "'s completions go to a CompletionHandler, in place on the engine"
+                    + " thread: no other thread may poll it");
+        }
+        refuseBlockingOnEngineThread("CompletionEngine.pollWhileWaiting");
+        long start = System.nanoTime();
+        d.waiters.incrementAndGet();
+        boolean polling = true;
+        try {
+            while (!f.isDone()) {
+                if (Thread.interrupted()) {
+                    throw new InterruptedException();
+                }
+                if (!running || !polling) {
+                    return false;
+                }
+                if (d.lock.tryLock()) {
+                    try {
+                        polling = pollAsCaller(d) >= 0;
+                    } finally {
+                        d.lock.unlock();
+                    }
+                }
+                if (!f.isDone()) {
+                    if (System.nanoTime() - start >= timeoutNanos) {
+                        return false;
+                    }
+                    Thread.onSpinWait();
+                }
+            }
+            return true;
+        } finally {
+            if (d.waiters.decrementAndGet() == 0 && mode != PollingMode.BUSY_POLL && !d.busy) {
+                handBack(d);
+            }
+            if (d.cq.isClosed() || !running) {
+                closeCallerBatch(d); // the engine pruned it, or shut down, perhaps while this caller held the lock
+            }
+        }
+    }
+
+    /**
+     * How many completions callers waiting in {@link #pollWhileWaiting} polled and dispatched on their own threads
+     * (the rest were the engine thread's): how much of the work busy-polling waiters took over.
+     *
+     * @return the count since the engine was built
+     */
+    public long completionsByWaiters() {
+        return byWaiters.sum();
+    }
+
+    /**
+     * One poll of {@code d} on a waiting caller's thread, its completions dispatched there (the queue's lock held).
+     *
+     * @return the completions dispatched, or -1 if the queue cannot be polled (closed, broken, engine closing)
+     */
+    private int pollAsCaller(Driven d) {
+        WorkCompletions w = d.callerWcs;
+        int n;
+        try {
+            if (w == null) {
+                w = d.callerWcs = new WorkCompletions(wcs.capacity());
+            }
+            n = ACCESS.pollForDriver(d.cq, w);
+        } catch (VerbsException | IllegalStateException e) {
+            return -1; // the engine meets it too, and deals with it (broken, pruned)
+        }
+        if (n > 0) {
+            byWaiters.add(n);
+            String engineThread = dev.rdma4j.internal.EngineThreads.markCurrent(name); // continuations must not block
+            try {
+                for (int i = 0; i < n; i++) {
+                    if (ACCESS.driver(w, i) instanceof AsyncQueuePair.Driver owner) {
+                        owner.owner().complete(w.wrId(i), w, i);
+                    } else if (d.fallback != null) {
+                        try {
+                            d.fallback.accept(w.get(i));
+                        } catch (RuntimeException e) {
+                            callbackFailed("the fallback completion handler of " + d.cq, e);
+                        }
+                    }
+                }
+            } finally {
+                dev.rdma4j.internal.EngineThreads.markCurrent(engineThread);
+            }
+        }
+        return n;
+    }
+
+    /**
+     * The last waiter leaves {@code d}: arms it and takes what completed meanwhile, so that what completes after
+     * reaches the engine as an event; whatever fails here is left to the engine (a task that arms and drains it).
+     */
+    private void handBack(Driven d) {
+        boolean left = false;
+        d.lock.lock(); // the engine only tries it: held by the engine for one drain at most
+        try {
+            if (d.cq.isClosed()) {
+                return;
+            }
+            d.cq.requestNotification(false);
+            int n;
+            do {
+                n = pollAsCaller(d);
+            } while (n > 0);
+            left = n < 0;
+        } catch (VerbsException | IllegalStateException e) {
+            left = true;
+        } finally {
+            d.lock.unlock();
+        }
+        if (left) {
+            try {
+                execute(() -> armAndDrain(d));
+            } catch (RejectedExecutionException closing) {
+                // the engine's shut-down fails what is pending
+            }
+        }
+    }
+
+    /** Frees a pruned queue's batch of its waiting callers (none waits any more: its queue is closed). */
+    private static void closeCallerBatch(Driven d) {
+        if (d.lock.tryLock()) {
+            try {
+                if (d.callerWcs != null) {
+                    d.callerWcs.close();
+                    d.callerWcs = null;
+                }
+            } finally {
+                d.lock.unlock();
+            }
+        }
     }
 
     /**
@@ -729,6 +921,7 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
         Throwable cause = terminationCause;
         failAll(cause != null ? "completion engine died: " + cause : "completion engine closed", cause);
         for (Driven d : driven) {
+            closeCallerBatch(d); // a caller polling it now frees it as it leaves
             if (!d.cq.isClosed()) {
                 try {
                     d.cq.acknowledgeEvents();
@@ -917,18 +1110,51 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
      * @return true when the CQ was left empty and armed; false when its budget ran out first
      */
     private boolean armAndDrain(Driven d) {
-        if (!drain(d)) {
+        if (d.waiters.get() > 0) {
+            return true; // a caller polls it while it waits, and arms it as the last one leaves
+        }
+        if (!d.lock.tryLock()) {
+            return false; // a caller is leaving it (arming, polling): again next turn, without waiting
+        }
+        try {
+            if (!drainLocked(d)) {
+                return false;
+            }
+            try {
+                d.cq.requestNotification(false);
+            } catch (VerbsException e) {
+                broken(d, e);
+                return true;
+            } catch (IllegalStateException closedMeanwhile) {
+                return true;
+            }
+            return drainLocked(d);
+        } finally {
+            d.lock.unlock();
+        }
+    }
+
+    /**
+     * {@link #drainLocked} unless callers poll {@code d} while they wait; false (not emptied: again next turn) when
+     * one holds it for a moment.
+     */
+    private boolean drain(Driven d) {
+        if (d.waiters.get() > 0) {
+            return true;
+        }
+        return drainEvenWithWaiters(d);
+    }
+
+    /** {@link #drainLocked}, taking the queue's lock if it is free (false, not emptied, if it is not). */
+    private boolean drainEvenWithWaiters(Driven d) {
+        if (!d.lock.tryLock()) {
             return false;
         }
         try {
-            d.cq.requestNotification(false);
-        } catch (VerbsException e) {
-            broken(d, e);
-            return true;
-        } catch (IllegalStateException closedMeanwhile) {
-            return true;
+            return drainLocked(d);
+        } finally {
+            d.lock.unlock();
         }
-        return drain(d);
     }
 
     /**
@@ -936,7 +1162,7 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
      *
      * @return true when emptied (or closed, or broken)
      */
-    private boolean drain(Driven d) {
+    private boolean drainLocked(Driven d) {
         for (int round = 0; round < DRAIN_BUDGET; round++) {
             int n;
             try {
@@ -1021,6 +1247,7 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
     private boolean forgetIfDead(Driven d) {
         if (d.broken || d.cq.isClosed()) {
             drivenCqs.remove(d.cq);
+            closeCallerBatch(d);
             if (d.busy) {
                 d.busy = false;
                 busyCqs--;

@@ -47,6 +47,12 @@ public interface Access {
      */
     void drive(dev.rdma4j.CompletionQueue cq, Thread engineThread);
 
+    /**
+     * {@code CompletionQueue.poll} for the engine that drives {@code cq}, on any thread: a caller that waits and
+     * dispatches the queue's completions itself (the engine serialises its pollers).
+     */
+    int pollForDriver(dev.rdma4j.CompletionQueue cq, dev.rdma4j.WorkCompletions wcs) throws VerbsException;
+
     /** The driver of the QP whose request completion {@code i} of the last poll is, or null. */
     QpDriver driver(dev.rdma4j.WorkCompletions wcs, int i);
 

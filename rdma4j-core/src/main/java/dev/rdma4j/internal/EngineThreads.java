@@ -11,9 +11,29 @@ public final class EngineThreads {
     private EngineThreads() {
     }
 
-    /** Called by an engine's thread when it starts. */
-    public static void markCurrent(String engine) {
-        NAME.set(engine);
+    /**
+     * Called by an engine's thread when it starts, and around the dispatch a waiting caller does for an engine.
+     *
+     * @param engine the engine's name, or null to unmark
+     * @return the mark before
+     */
+    public static String markCurrent(String engine) {
+        String before = NAME.get();
+        if (engine == null) {
+            NAME.remove();
+        } else {
+            NAME.set(engine);
+        }
+        return before;
+    }
+
+    /**
+     * Whether the calling thread is an engine's, or dispatches for one now.
+     *
+     * @return true if marked
+     */
+    public static boolean isMarked() {
+        return NAME.get() != null;
     }
 
     /**

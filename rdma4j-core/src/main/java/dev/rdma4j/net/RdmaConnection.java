@@ -85,12 +85,18 @@ public final class RdmaConnection implements AutoCloseable {
     private volatile Throwable failure;
     /** The CQ receives complete on: the connection's own, or the server's shared one. */
     private volatile CompletionQueue recvCq;
+    /** The CQ sends complete on: the connection's own. */
+    private volatile CompletionQueue sendCq;
     private final ReentrantLock sendLock = new ReentrantLock();
     /** Free send buffers, a stack (guarded by sendLock). */
     private int[] freeSlots;
     private int free;
     /** Sends waiting for a buffer, in call order (guarded by sendLock). */
     private final ArrayDeque<PendingSend> pending = new ArrayDeque<>();
+    /** Sends that {@link #send} returned for before they were acknowledged (guarded by sendLock). */
+    private int unacknowledged;
+    /** Signalled when {@link #unacknowledged} drops to 0, for {@link #close()}'s linger. */
+    private final java.util.concurrent.locks.Condition allAcknowledged = sendLock.newCondition();
 
     private ProtectionDomain pd;
     private MemoryRegion sendRegion;
@@ -159,10 +165,12 @@ public final class RdmaConnection implements AutoCloseable {
             CompletionQueue cq = own(engine.createCompletionQueue(pd.context(),
                     2 * (sends + EXTRA_SENDS) + receives));
             recvCq = cq;
+            sendCq = cq;
             return QueuePair.builder(pd, QpType.RC).completionQueue(cq).capacity(sends + EXTRA_SENDS, receives);
         }
         CompletionQueue cq = own(engine.createCompletionQueue(pd.context(), 2 * (sends + EXTRA_SENDS)));
         recvCq = shared.cq();
+        sendCq = cq;
         return QueuePair.builder(pd, QpType.RC).sendCompletionQueue(cq).receiveCompletionQueue(shared.cq())
                 .sharedReceiveQueue(shared.srq()).capacity(sends + EXTRA_SENDS, 1);
     }
@@ -471,7 +479,8 @@ public final class RdmaConnection implements AutoCloseable {
         Duration t = Timeouts.clamp(timeout);
         EngineThreads.refuseBlocking("RdmaConnection.receive");
         ensureOpen();
-        return await(receiveAsync(), t, "receive",
+        CompletableFuture<Message> f = receiveAsync();
+        return await(f, pollWhileWaiting(recvCq, f, t), "receive",
                 () -> new SocketTimeoutException("no message arrived on " + name + " within " + timeout));
     }
 
@@ -485,12 +494,23 @@ public final class RdmaConnection implements AutoCloseable {
      * @throws IllegalStateException    if the connection is closed
      */
     public CompletableFuture<Void> sendAsync(MemorySegment data) {
+        CompletableFuture<Void> result = new CompletableFuture<>();
+        submit(data, result);
+        return result;
+    }
+
+    /**
+     * Posts {@code data} in a free send buffer, or queues a copy when none is free; {@code result} completes
+     * when the peer acknowledged it.
+     *
+     * @return true if it was posted (or its post failed at once), false if it waits for a buffer
+     */
+    private boolean submit(MemorySegment data, CompletableFuture<Void> result) {
         if (data.byteSize() > size) {
             throw new IllegalArgumentException("a message of " + data.byteSize() + " bytes does not fit the "
                     + size + "-byte buffers (RdmaOptions.messageSize)");
         }
         ensureOpen();
-        CompletableFuture<Void> result = new CompletableFuture<>();
         int slot;
         CompletableFuture<WorkCompletion> posted;
         sendLock.lock();
@@ -498,7 +518,7 @@ public final class RdmaConnection implements AutoCloseable {
             if (free == 0 || !pending.isEmpty()) {
                 MemorySegment copy = MemorySegment.ofArray(new byte[(int) data.byteSize()]).copyFrom(data);
                 pending.add(new PendingSend(copy, result));
-                return result;
+                return false;
             }
             slot = freeSlots[--free];
             posted = postSend(slot, data);
@@ -506,7 +526,7 @@ public final class RdmaConnection implements AutoCloseable {
             sendLock.unlock();
         }
         posted.whenComplete((wc, e) -> sent(slot, result, e));
-        return result;
+        return true;
     }
 
     /**
@@ -520,13 +540,18 @@ public final class RdmaConnection implements AutoCloseable {
     }
 
     /**
-     * Sends a message and waits, at most the options' timeout, until the peer acknowledged it.
+     * Sends a message: copies it into a free send buffer, posts it and returns, as a socket's {@code write} returns
+     * once the bytes are in its buffer; when every send buffer is in flight, waits, at most the options' timeout,
+     * until this message was sent and acknowledged. The peer's acknowledgement of a message this returned for
+     * early is not waited for: a send that fails later fails the connection, and the next send or receive throws
+     * (an {@link IOException} whose cause is the {@link WorkRequestException} with its status); {@link #close()}
+     * waits for the sends in flight. {@link #sendAsync} tells when each message was acknowledged.
      *
      * @param data at most the options' message size
-     * @throws WorkRequestTimeoutException at the deadline: {@code posted()} if the send was posted (it stays
-     *                                     posted until the device completes it), else it was taken out of the
-     *                                     queue of sends waiting for a buffer and is never sent
-     * @throws IOException                 if the send failed ({@link WorkRequestException} with its status)
+     * @throws WorkRequestTimeoutException at the deadline, waiting for a buffer: {@code posted()} if the send was
+     *                                     posted (it stays posted until the device completes it), else it was taken
+     *                                     out of the queue of sends waiting for a buffer and is never sent
+     * @throws IOException                 if this send, or an earlier one, failed
      * @throws InterruptedException        if interrupted
      */
     public void send(MemorySegment data) throws IOException, InterruptedException {
@@ -545,22 +570,92 @@ public final class RdmaConnection implements AutoCloseable {
     }
 
     /**
-     * Sends a message and waits, at most {@code timeout}, until the peer acknowledged it.
+     * {@link #send(MemorySegment)} with a deadline of its own for the wait for a buffer.
      *
      * @param data    at most the options' message size
      * @param timeout the deadline; longer than {@link RdmaOptions#MAX_TIMEOUT} is taken as that
      * @throws WorkRequestTimeoutException at the deadline: {@code posted()} if the send was posted (it stays
      *                                     posted until the device completes it), else it was taken out of the
      *                                     queue of sends waiting for a buffer and is never sent
-     * @throws IOException                 if the send failed ({@link WorkRequestException} with its status)
+     * @throws IOException                 if this send, or an earlier one, failed
      * @throws InterruptedException        if interrupted
      * @throws IllegalArgumentException    if {@code timeout} is negative (nothing is sent)
      */
     public void send(MemorySegment data, Duration timeout) throws IOException, InterruptedException {
         Duration t = Timeouts.clamp(timeout); // before the send is queued
         EngineThreads.refuseBlocking("RdmaConnection.send");
-        CompletableFuture<Void> f = sendAsync(data);
-        await(f, t, "send", () -> new WorkRequestTimeoutException("send", t, !dropPending(f)));
+        Throwable failed = failure;
+        if (failed != null) {
+            throw new IOException("the connection " + name + " failed", failed);
+        }
+        CompletableFuture<Void> f = new CompletableFuture<>();
+        if (submit(data, f) && !f.isCompletedExceptionally()) {
+            // posted: its acknowledgement is the engine's, its failure the next call's, close() waits for it
+            sendLock.lock();
+            try {
+                unacknowledged++;
+            } finally {
+                sendLock.unlock();
+            }
+            f.whenComplete((v, e) -> acknowledged());
+            return;
+        }
+        await(f, pollWhileWaiting(sendCq, f, t), "send",
+                () -> new WorkRequestTimeoutException("send", t, !dropPending(f)));
+    }
+
+    /** A send that {@link #send} returned for completed. */
+    private void acknowledged() {
+        sendLock.lock();
+        try {
+            if (--unacknowledged == 0) {
+                allAcknowledged.signalAll();
+            }
+        } finally {
+            sendLock.unlock();
+        }
+    }
+
+    /**
+     * Waits, at most the options' timeout, until the sends that {@link #send} returned for early completed, so
+     * that they reach the peer before the disconnect (a socket's linger); not when the peer is gone or the engine
+     * closed (then they complete at once, or never).
+     */
+    private void lingerForSends() {
+        long left = Timeouts.nanos(options.timeout());
+        sendLock.lock();
+        try {
+            while (unacknowledged > 0 && left > 0 && !peerGone && !engine.isClosed()) {
+                // a tenth of a second at a time: the peer's leaving and the engine's end signal nothing here
+                long step = Math.min(left, TimeUnit.MILLISECONDS.toNanos(100));
+                left -= step - Math.max(0, allAcknowledged.awaitNanos(step));
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt(); // the close goes on without the linger
+        } finally {
+            sendLock.unlock();
+        }
+    }
+
+    /**
+     * With {@link RdmaOptions#busyPoll()}: waits for {@code f} polling {@code cq} on this thread
+     * ({@link CompletionEngine#pollWhileWaiting}), no wake-up or hand-off. Returns what is left of {@code timeout}
+     * for the usual wait, which takes over when {@code f} is not done (the deadline, or the queue closed).
+     */
+    private Duration pollWhileWaiting(CompletionQueue cq, CompletableFuture<?> f, Duration timeout) {
+        if (!options.busyPoll() || cq == null || f.isDone()) {
+            return timeout;
+        }
+        long start = System.nanoTime();
+        long nanos = Timeouts.nanos(timeout);
+        try {
+            engine.pollWhileWaiting(cq, f, nanos);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt(); // the wait below sees it, and cancels f as it would have
+        } catch (IllegalArgumentException | IllegalStateException closedMeanwhile) {
+            // the queue was closed (the engine forgot it) or the engine is closing: the wait below fails
+        }
+        return Duration.ofNanos(Math.max(0, nanos - (System.nanoTime() - start)));
     }
 
     /** Takes a send that waits for a buffer out of the queue: true if it was there (so never posted). */
@@ -773,7 +868,9 @@ public final class RdmaConnection implements AutoCloseable {
     }
 
     /**
-     * Disconnects ({@code rdma_disconnect}, or closing the TCP connection) and frees the queue pair
+     * Waits, at most the options' timeout, for the messages {@link #send} returned for before they were
+     * acknowledged (unless the peer is gone), then disconnects ({@code rdma_disconnect}, or closing the TCP
+     * connection) and frees the queue pair
      * ({@code ibv_destroy_qp}), buffers ({@code ibv_dereg_mr}) and completion queue ({@code ibv_destroy_cq}),
      * then what a client's connection owns (protection domain, device, engine). Receives waiting in other
      * threads and sends waiting for a buffer fail with {@link AsynchronousCloseException}; sends, writes and
@@ -807,6 +904,7 @@ public final class RdmaConnection implements AutoCloseable {
             sendLock.unlock();
         }
         unsent.forEach(p -> p.result().completeExceptionally(new AsynchronousCloseException()));
+        lingerForSends();
         RuntimeException failure = null;
         CmConnection c = cm;
         if (c != null) {

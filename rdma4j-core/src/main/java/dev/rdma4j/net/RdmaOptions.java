@@ -50,6 +50,7 @@ public final class RdmaOptions {
     private final Duration timeout;
     private final CompletionEngine engine;
     private final int backlog;
+    private final boolean busyPoll;
 
     private RdmaOptions(Builder b) {
         this.exchange = b.exchange;
@@ -62,13 +63,14 @@ public final class RdmaOptions {
         this.timeout = b.timeout;
         this.engine = b.engine;
         this.backlog = b.backlog;
+        this.busyPoll = b.busyPoll;
     }
 
     /**
      * The defaults: rdma_cm, 4 KiB messages, 16 receive and 16 send buffers, no exposed region, a receive
      * queue per connection, 30 s deadlines (or the system property {@value #TIMEOUT_PROPERTY}, an ISO-8601
      * duration such as {@code PT2M}, for slow machines: emulators, CI), an engine of the server's or
-     * connection's own.
+     * connection's own, waiting callers that sleep (not busy-polling).
      *
      * @return the default options
      */
@@ -176,12 +178,22 @@ public final class RdmaOptions {
         return backlog;
     }
 
+    /**
+     * Whether a blocking call that waits polls the connection's completion queue itself ({@link Builder#busyPoll}).
+     *
+     * @return true if waiting callers poll
+     */
+    public boolean busyPoll() {
+        return busyPoll;
+    }
+
     @Override
     public String toString() {
         return "RdmaOptions[" + exchange + (device == null ? "" : ", device " + device) + ", messages of "
                 + messageSize + " B, " + receiveBuffers + " receive and " + sendBuffers + " send buffers"
                 + (exposedBytes > 0 ? ", exposes " + exposedBytes + " B" : "")
-                + (sharedReceiveQueue ? ", shared receive queue" : "") + ", timeout " + timeout + "]";
+                + (sharedReceiveQueue ? ", shared receive queue" : "") + (busyPoll ? ", busy-polled" : "")
+                + ", timeout " + timeout + "]";
     }
 
     /** Builds {@link RdmaOptions}; not thread-safe. */
@@ -196,6 +208,7 @@ public final class RdmaOptions {
         private Duration timeout = defaultTimeout();
         private CompletionEngine engine;
         private int backlog = 16;
+        private boolean busyPoll;
 
         private Builder() {
         }
@@ -319,6 +332,23 @@ public final class RdmaOptions {
          */
         public Builder backlog(int backlog) {
             this.backlog = positive(backlog, "backlog");
+            return this;
+        }
+
+        /**
+         * Busy polling by the waiting caller (default false): a blocking call that waits ({@code receive}, a
+         * {@code send} waiting for a buffer) polls the connection's completion queue on its own thread
+         * ({@code ibv_poll_cq}, {@link CompletionEngine#pollWhileWaiting}) instead of sleeping until the engine's
+         * thread wakes it: no interrupt, no wake-up, no hand-off between threads; the waiting thread spins, as a C
+         * program polls its own CQ. The engine's thread handles what completes while nobody waits. The futures
+         * ({@code receiveAsync}, ...) complete on the engine thread as before: for them, give the options an
+         * engine in {@link dev.rdma4j.engine.PollingMode#BUSY_POLL} ({@link #engine}).
+         *
+         * @param on whether waiting callers poll
+         * @return this builder
+         */
+        public Builder busyPoll(boolean on) {
+            this.busyPoll = on;
             return this;
         }
 

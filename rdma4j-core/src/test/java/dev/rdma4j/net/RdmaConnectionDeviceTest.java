@@ -368,4 +368,116 @@ class RdmaConnectionDeviceTest {
             }
         }
     }
+    /**
+     * A blocking send returns once posted, as a socket's write returns once the bytes are buffered: the server holds
+     * its only receive buffer, so the second message waits (RNR, retried for ever) until the server gives it back,
+     * and send returned long before that; close() then waits for the third (the socket's linger), which arrives.
+     */
+    @Test
+    void aBlockingSendReturnsOncePostedAndCloseWaitsForWhatItReturnedFor() throws Exception {
+        RdmaOptions o = options(RdmaOptions.Exchange.RDMA_CM).receiveBuffers(1).timeout(Duration.ofSeconds(T)).build();
+        try (RdmaServer server = RdmaServer.listen(address(), o)) {
+            RdmaConnection[] p = pair(server, o);
+            try (RdmaConnection s = p[1]) {
+                RdmaConnection c = p[0];
+                c.send(new byte[] {1});
+                Message first = s.receive();
+                c.send(new byte[] {2}); // waiting in the device for the buffer the server holds
+                CompletableFuture<Void> third = CompletableFuture.runAsync(() -> {
+                    try {
+                        c.send(new byte[] {3});
+                        c.close(); // lingers until 2 and 3 are acknowledged
+                    } catch (IOException | InterruptedException e) {
+                        throw new java.util.concurrent.CompletionException(e);
+                    }
+                });
+                // the close cannot end before the server takes 2 and 3: one buffer, held by the test until now
+                Thread.sleep(2000);
+                assertThat(third).as("close() waits for the sends it returned for").isNotDone();
+                first.close();
+                try (Message m = s.receive()) {
+                    assertThat(m.bytes()).containsExactly(2);
+                }
+                try (Message m = s.receive()) {
+                    assertThat(m.bytes()).containsExactly(3);
+                }
+                third.get(T, TimeUnit.SECONDS);
+                assertThatThrownBy(() -> s.receive(Duration.ofSeconds(T))).isInstanceOf(EOFException.class);
+            }
+        }
+    }
+
+    /**
+     * A send that fails after send() returned fails the connection: the next send says so with the cause (a message
+     * longer than the peer's buffers: the peer's receive fails, this side's send completes with an error status).
+     */
+    @Test
+    void aSendThatFailsAfterSendReturnedFailsTheNextCall() throws Exception {
+        RdmaOptions small = options(RdmaOptions.Exchange.RDMA_CM).messageSize(16).build();
+        RdmaOptions large = options(RdmaOptions.Exchange.RDMA_CM).messageSize(64).build();
+        try (RdmaServer server = RdmaServer.listen(address(), small)) {
+            RdmaConnection[] p = pair(server, large);
+            try (RdmaConnection c = p[0]; RdmaConnection s = p[1]) {
+                c.send(new byte[64]); // returns once posted: the failure comes after
+                assertThatThrownBy(() -> c.receive(Duration.ofSeconds(T))).isInstanceOf(IOException.class)
+                        .hasRootCauseInstanceOf(dev.rdma4j.engine.WorkRequestException.class);
+                assertThatThrownBy(() -> c.send(new byte[1])).isInstanceOf(IOException.class)
+                        .hasMessageContaining("failed").cause()
+                        .isInstanceOf(dev.rdma4j.engine.WorkRequestException.class);
+                assertThatThrownBy(() -> s.receive(Duration.ofSeconds(T))).isInstanceOf(IOException.class);
+            }
+        }
+    }
+    /**
+     * busyPoll: the waiting threads poll their queues themselves (the engines count what they dispatched), round
+     * trips work, and a stream sent with blocking sends right before the close arrives whole and in order, then
+     * end of stream, while the receiver waits polling (the disconnect's drain and the waiter share the queue).
+     */
+    @ParameterizedTest
+    @EnumSource(RdmaOptions.Exchange.class)
+    void busyPolledConnectionsLetTheWaitingThreadPoll(RdmaOptions.Exchange exchange) throws Exception {
+        RdmaOptions o = options(exchange).busyPoll(true).sendBuffers(4).receiveBuffers(128).build();
+        try (RdmaServer server = RdmaServer.listen(address(), o)) {
+            RdmaConnection[] p = pair(server, o);
+            RdmaConnection c = p[0];
+            try (RdmaConnection s = p[1]) {
+                CompletableFuture<Integer> echoed = CompletableFuture.supplyAsync(() -> {
+                    int n = 0;
+                    try {
+                        for (; n < 200; n++) {
+                            try (Message m = s.receive()) {
+                                s.send(m.data());
+                            }
+                        }
+                        return n;
+                    } catch (IOException | InterruptedException e) {
+                        throw new java.util.concurrent.CompletionException(e);
+                    }
+                });
+                for (int i = 0; i < 200; i++) {
+                    c.send(new byte[] {(byte) i});
+                    try (Message m = c.receive()) {
+                        assertThat(m.bytes()).containsExactly((byte) i);
+                    }
+                }
+                assertThat(echoed.get(T, TimeUnit.SECONDS)).isEqualTo(200);
+                assertThat(c.engine().completionsByWaiters()).as("client completions taken by its waiting thread")
+                        .isPositive();
+                assertThat(s.engine().completionsByWaiters()).as("server's").isPositive();
+
+                for (int i = 0; i < 100; i++) {
+                    c.send(new byte[] {(byte) i, (byte) (i >> 8)}); // 4 buffers: most wait for one
+                }
+                c.close();
+                for (int i = 0; i < 100; i++) {
+                    try (Message m = s.receive()) {
+                        assertThat((m.data().get(ValueLayout.JAVA_BYTE, 0) & 0xff)
+                                | (m.data().get(ValueLayout.JAVA_BYTE, 1) & 0xff) << 8).as("message %d", i)
+                                .isEqualTo(i);
+                    }
+                }
+                assertThatThrownBy(() -> s.receive(Duration.ofSeconds(T))).isInstanceOf(EOFException.class);
+            }
+        }
+    }
 }

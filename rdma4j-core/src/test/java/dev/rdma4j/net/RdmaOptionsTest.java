@@ -21,6 +21,8 @@ class RdmaOptionsTest {
             assertThat(o.sharedReceiveQueue()).isFalse();
             assertThat(o.timeout()).isEqualTo(Duration.ofSeconds(30));
             assertThat(o.engine()).isNull();
+            assertThat(o.busyPoll()).isFalse();
+            assertThat(RdmaOptions.builder().busyPoll(true).build().busyPoll()).isTrue();
         } finally {
             if (saved != null) {
                 System.setProperty(RdmaOptions.TIMEOUT_PROPERTY, saved);
