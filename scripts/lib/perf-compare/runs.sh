@@ -58,7 +58,7 @@ run_pair_once() {
 	port=$((port + 1))
 	$server -p "$port" >"$log.server" 2>&1 &
 	local spid=$!
-	if [[ $client == "$j perf "* ]]; then
+	if [[ $client == "$j perf "* || $client == *"$j net-pingpong "* ]]; then
 		# rdma4j's client retries connecting (--connect-timeout) while its server starts: the two JVMs start at
 		# once instead of one after the other (~15 s a run in the guest). C's clients do not retry, and start
 		# in milliseconds anyway.

@@ -10,6 +10,7 @@ import picocli.CommandLine.Command;
                 dev.rdma4j.tools.rping.RpingCommand.class,
                 UcPingpongCommand.class, UdPingpongCommand.class, SrqPingpongCommand.class,
                 dev.rdma4j.tools.perf.PerfCommand.class, dev.rdma4j.tools.perf.PerfReportCommand.class,
+                dev.rdma4j.tools.perf.NetPingpongCommand.class,
                 CommandLine.HelpCommand.class})
 public final class Main {
     private Main() {

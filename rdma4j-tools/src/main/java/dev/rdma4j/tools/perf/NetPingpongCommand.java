@@ -1,0 +1,297 @@
+package dev.rdma4j.tools.perf;
+
+import dev.rdma4j.engine.CompletionEngine;
+import dev.rdma4j.engine.PollingMode;
+import dev.rdma4j.net.Message;
+import dev.rdma4j.net.RdmaClient;
+import dev.rdma4j.net.RdmaConnection;
+import dev.rdma4j.net.RdmaOptions;
+import dev.rdma4j.net.RdmaServer;
+import java.io.EOFException;
+import java.io.PrintWriter;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.net.InetSocketAddress;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code rdma4j net-pingpong}: the short path's round trip ({@link RdmaServer}, {@link RdmaClient},
+ * {@link RdmaConnection}) measured as {@code ibv_rc_pingpong} measures the verbs': the client sends a message of
+ * {@code -s} bytes, the server sends it back, {@code -n} times after {@code --warmup} unmeasured round trips; the
+ * client prints rc_pingpong's two lines (bytes both ways, the mean time per round trip) and the median round trip.
+ * Blocking by default, as the README writes it ({@code send} then {@code receive} on the caller's thread);
+ * {@code --async} chains {@code sendAsync} and {@code receiveAsync} on the engine thread, with no thread of the
+ * caller's in the loop. {@code --busy-poll} sets {@link RdmaOptions.Builder#busyPoll} (the waiting caller polls), or with
+ * {@code --async} gives the connection an engine in {@link PollingMode#BUSY_POLL} (give it to both sides).
+ *
+ * <p>Threading: one connection, driven from the command's thread (blocking) or the engine's (async).
+ */
+@Command(name = "net-pingpong", mixinStandardHelpOptions = true, exitCodeOnInvalidInput = 1,
+        description = "Round trips of the short path (RdmaServer, RdmaClient, RdmaConnection), measured like "
+                + "ibv_rc_pingpong: without <host> serve one client, with <host> connect to it and measure.")
+public final class NetPingpongCommand implements Callable<Integer> {
+    @Spec
+    CommandSpec spec;
+
+    @Parameters(arity = "0..1", paramLabel = "<host>", description = "the server to connect to (none: serve)")
+    String host;
+
+    @Option(names = {"-p", "--port"}, description = "listen on/connect to port <port> (default 18515)")
+    int port = 18515;
+
+    @Option(names = {"-s", "--size"}, description = "size of message to exchange (default 4096)")
+    int size = 4096;
+
+    @Option(names = {"-n", "--iters"}, description = "number of measured round trips (default 1000)")
+    int iters = 1000;
+
+    @Option(names = "--warmup", description = "unmeasured round trips before them (default 1000)")
+    int warmup = 1000;
+
+    @Option(names = "--async", description = "sendAsync and receiveAsync chained on the engine thread instead "
+            + "of blocking send and receive")
+    boolean async;
+
+    @Option(names = "--busy-poll", description = "busy-poll the completion queue: the waiting caller "
+            + "(RdmaOptions.busyPoll), or with --async the engine (PollingMode.BUSY_POLL)")
+    boolean busyPoll;
+
+    @Option(names = "--tcp", description = "exchange the endpoints over TCP instead of rdma_cm")
+    boolean tcp;
+
+    @Option(names = {"-d", "--ib-dev"}, description = "the device of --tcp (default: the first)")
+    String device;
+
+    @Option(names = "--connect-timeout", paramLabel = "<seconds>", description = "the client tries connecting again "
+            + "until the server listens, for at most <seconds> (default 0: once)")
+    int connectSeconds;
+
+    @Option(names = "--icount-marks", paramLabel = "<lib.so>", description = "execute the instruction-count "
+            + "marks of <lib.so> (scripts/lib/icount) around the measured round trips, on the client")
+    Path icountMarks;
+
+    @Override
+    public Integer call() throws Exception {
+        if (size < 1 || iters < 1 || warmup < 0) {
+            throw new IllegalArgumentException("-s and -n must be at least 1, --warmup at least 0");
+        }
+        InstructionMarks marks = icountMarks == null ? null : InstructionMarks.load(icountMarks);
+        // --busy-poll: blocking calls poll while they wait (RdmaOptions.busyPoll); with --async nobody waits, and
+        // the engine busy-polls instead (PollingMode.BUSY_POLL)
+        try (CompletionEngine engine = async && busyPoll
+                ? CompletionEngine.builder().mode(PollingMode.BUSY_POLL).name("net-pingpong").build() : null) {
+            RdmaOptions options = RdmaOptions.builder().messageSize(size).busyPoll(busyPoll && !async)
+                    .device(device).engine(engine)
+                    .exchange(tcp ? RdmaOptions.Exchange.TCP : RdmaOptions.Exchange.RDMA_CM).build();
+            run(options, marks);
+        }
+        return 0;
+    }
+
+    private void run(RdmaOptions options, InstructionMarks marks) throws Exception {
+        PrintWriter out = spec.commandLine().getOut();
+        if (host == null) {
+            try (RdmaServer server = RdmaServer.listen(new InetSocketAddress(port), options);
+                 RdmaConnection c = server.accept(options.timeout().multipliedBy(10))) {
+                long served = async ? serveAsync(c) : serve(c);
+                out.println("served " + served + " round trips to " + c.peerAddress());
+            }
+        } else {
+            try (RdmaConnection c = connect(new InetSocketAddress(host, port), options);
+                 Arena arena = Arena.ofShared()) { // --async: the engine thread copies from it
+                MemorySegment message = arena.allocate(size);
+                long[] trips = new long[iters];
+                measure(c, message, new long[warmup], null);
+                long start = System.nanoTime();
+                measure(c, message, trips, marks);
+                long usec = (System.nanoTime() - start) / 1000;
+                long bytes = 2L * size * iters;
+                out.printf("%d bytes in %.2f seconds = %.2f Mbit/sec%n", bytes, usec / 1e6, bytes * 8.0 / usec);
+                out.printf("%d iters in %.2f seconds = %.2f usec/iter%n", iters, usec / 1e6, (double) usec / iters);
+                Arrays.sort(trips);
+                out.printf("median round trip %.2f usec%n", trips[iters / 2] / 1e3);
+            }
+        }
+        out.flush();
+    }
+
+    /** Connects, trying again every 200 ms for {@code --connect-timeout} seconds while nobody listens. */
+    private RdmaConnection connect(InetSocketAddress server, RdmaOptions options) throws Exception {
+        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(connectSeconds);
+        for (;;) {
+            try {
+                return RdmaClient.connect(server, options);
+            } catch (java.io.IOException e) {
+                if (System.nanoTime() - deadline >= 0) {
+                    throw e;
+                }
+                Thread.sleep(200);
+            }
+        }
+    }
+
+    /** Round trips, each one's nanoseconds into {@code trips}, between the marks if any. */
+    private void measure(RdmaConnection c, MemorySegment message, long[] trips, InstructionMarks marks)
+            throws Exception {
+        if (marks != null) {
+            marks.start();
+        }
+        if (async) {
+            new AsyncClient(c, message, trips).run().join();
+        } else {
+            for (int i = 0; i < trips.length; i++) {
+                long t = System.nanoTime();
+                c.send(message);
+                c.receive().close();
+                trips[i] = System.nanoTime() - t;
+            }
+        }
+        if (marks != null) {
+            marks.stop();
+        }
+    }
+
+    /** Sends every message back until the client closes: the count. */
+    private static long serve(RdmaConnection c) throws Exception {
+        long n = 0;
+        try {
+            for (;;) {
+                try (Message m = c.receive()) {
+                    c.send(m.data());
+                }
+                n++;
+            }
+        } catch (EOFException clientLeft) {
+            return n;
+        }
+    }
+
+    /** {@link #serve} with futures: each receive's continuation sends the message back and waits for the next. */
+    private static long serveAsync(RdmaConnection c) throws Exception {
+        CompletableFuture<Long> done = new CompletableFuture<>();
+        long[] n = {0};
+        Runnable[] next = new Runnable[1];
+        next[0] = () -> {
+            // a loop while messages are already waiting (their futures complete at once), not a recursion
+            for (;;) {
+                CompletableFuture<Message> r = c.receiveAsync();
+                if (!r.isDone()) {
+                    r.whenComplete((m, e) -> {
+                        if (echo(c, m, e, n, done)) {
+                            next[0].run();
+                        }
+                    });
+                    return;
+                }
+                boolean failed = r.isCompletedExceptionally();
+                if (!echo(c, failed ? null : r.resultNow(), failed ? r.exceptionNow() : null, n, done)) {
+                    return;
+                }
+            }
+        };
+        next[0].run();
+        try {
+            return done.join();
+        } catch (CompletionException e) {
+            throw e.getCause() instanceof Exception x ? x : e;
+        }
+    }
+
+    private static boolean echo(RdmaConnection c, Message m, Throwable e, long[] n, CompletableFuture<Long> done) {
+        if (e != null) {
+            Throwable cause = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+            if (cause instanceof EOFException) {
+                done.complete(n[0]);
+            } else {
+                done.completeExceptionally(cause);
+            }
+            return false;
+        }
+        try (m) {
+            c.sendAsync(m.data()).whenComplete((v, x) -> {
+                if (x != null) {
+                    done.completeExceptionally(x);
+                }
+            });
+        } catch (RuntimeException x) {
+            done.completeExceptionally(x);
+            return false;
+        }
+        n[0]++;
+        return true;
+    }
+
+    /** The client's round trips with futures, each started by the previous one's receive continuation. */
+    private static final class AsyncClient {
+        private final RdmaConnection c;
+        private final MemorySegment message;
+        private final long[] trips;
+        private final CompletableFuture<Void> done = new CompletableFuture<>();
+        private int i;
+        private long t;
+
+        AsyncClient(RdmaConnection c, MemorySegment message, long[] trips) {
+            this.c = c;
+            this.message = message;
+            this.trips = trips;
+        }
+
+        CompletableFuture<Void> run() {
+            step();
+            return done;
+        }
+
+        private void step() {
+            for (;;) { // a loop while replies are already waiting, not a recursion
+                if (i == trips.length) {
+                    done.complete(null);
+                    return;
+                }
+                t = System.nanoTime();
+                CompletableFuture<Message> reply;
+                try {
+                    c.sendAsync(message).whenComplete((v, x) -> {
+                        if (x != null) {
+                            done.completeExceptionally(x);
+                        }
+                    });
+                    reply = c.receiveAsync();
+                } catch (RuntimeException x) {
+                    done.completeExceptionally(x);
+                    return;
+                }
+                if (!reply.isDone()) {
+                    reply.whenComplete((m, e) -> {
+                        if (took(m, e)) {
+                            step();
+                        }
+                    });
+                    return;
+                }
+                boolean failed = reply.isCompletedExceptionally();
+                if (!took(failed ? null : reply.resultNow(), failed ? reply.exceptionNow() : null)) {
+                    return;
+                }
+            }
+        }
+
+        private boolean took(Message m, Throwable e) {
+            if (e != null) {
+                done.completeExceptionally(e);
+                return false;
+            }
+            m.close();
+            trips[i++] = System.nanoTime() - t;
+            return true;
+        }
+    }
+}
