@@ -101,6 +101,14 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
     private int work; // completions dispatched in this turn (poll modes: whether to idle)
     /** Driven CQs with {@link Driven#busy} (event mode: the turn never waits while there are any). */
     private int busyCqs;
+    /** Driven CQs with {@link Driven#waitersRecently}: the turn waits at most a millisecond while there are any. */
+    private int waitedCqs;
+    /**
+     * How long after its last waiter left a CQ stays with the waiters, unarmed: a caller that polls while it waits
+     * usually comes back sooner (the next receive of a ping-pong), and arming it at every leave would make its
+     * next completion interrupt and wake the engine thread for nothing.
+     */
+    private static final long WAITER_GRACE_NANOS = 1_000_000;
     /** A CQ was left non-empty by its budget (event mode): look at the fds without waiting next turn. */
     private boolean backlog;
     /** Turns of the poll modes (epoll is looked at every 64th). */
@@ -133,6 +141,13 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
         final java.util.concurrent.atomic.AtomicInteger waiters = new java.util.concurrent.atomic.AtomicInteger();
         /** The waiting callers' batch (guarded by lock), made at the first such wait. */
         WorkCompletions callerWcs;
+        /** When the last waiter left ({@code System.nanoTime()}, odd), or 0. */
+        volatile long lastLeft;
+        /**
+         * Left to waiters, unarmed (engine thread): they are there or were within {@link #WAITER_GRACE_NANOS};
+         * the engine looks at it every millisecond and arms it once they have been gone that long.
+         */
+        boolean waitersRecently;
 
         Driven(CompletionQueue cq, Consumer<WorkCompletion> fallback, CompletionHandler handler) {
             this.cq = cq;
@@ -568,9 +583,11 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
      * completions here as the engine would, instead of sleeping until the engine's thread completes {@code f}:
      * no wake-up and no hand-off between threads, for one core spinning while it waits (busy polling by the
      * waiter, as a C program polls its own CQ). Meanwhile the engine leaves {@code cq} to its waiters: it neither
-     * polls nor arms it; the last waiter to leave arms it ({@code ibv_req_notify_cq}, unless the engine polls it
-     * anyway: {@link PollingMode#BUSY_POLL}, {@link #busyPoll}) and takes what came meanwhile, so the engine sees
-     * what completes after. Completions are dispatched in the order polled, by one poller at a time; their
+     * polls nor arms it, so its completions raise no event and wake nobody. For a millisecond after the last waiter
+     * left (the next one usually comes sooner) it stays unarmed, and the engine polls it every millisecond; then
+     * the engine arms it again ({@code ibv_req_notify_cq}): what completes while nobody waits is dispatched by the
+     * engine, at most about a millisecond late while waiters come and go. Completions are dispatched in the order
+     * polled, by one poller at a time; their
      * futures complete on this thread, where their continuations run as on the engine's thread (they must not
      * block: the blocking calls refuse to). Returns early, {@code false}, when polling here cannot go on (the
      * queue or engine closed or broken): the engine then completes {@code f} as usual.
@@ -622,8 +639,8 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
             }
             return true;
         } finally {
-            if (d.waiters.decrementAndGet() == 0 && mode != PollingMode.BUSY_POLL && !d.busy) {
-                handBack(d);
+            if (d.waiters.decrementAndGet() == 0) {
+                d.lastLeft = System.nanoTime() | 1; // odd: never 0, "never left"; the engine arms it a bit later
             }
             if (d.cq.isClosed() || !running) {
                 closeCallerBatch(d); // the engine pruned it, or shut down, perhaps while this caller held the lock
@@ -677,37 +694,6 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
             }
         }
         return n;
-    }
-
-    /**
-     * The last waiter leaves {@code d}: arms it and takes what completed meanwhile, so that what completes after
-     * reaches the engine as an event; whatever fails here is left to the engine (a task that arms and drains it).
-     */
-    private void handBack(Driven d) {
-        boolean left = false;
-        d.lock.lock(); // the engine only tries it: held by the engine for one drain at most
-        try {
-            if (d.cq.isClosed()) {
-                return;
-            }
-            d.cq.requestNotification(false);
-            int n;
-            do {
-                n = pollAsCaller(d);
-            } while (n > 0);
-            left = n < 0;
-        } catch (VerbsException | IllegalStateException e) {
-            left = true;
-        } finally {
-            d.lock.unlock();
-        }
-        if (left) {
-            try {
-                execute(() -> armAndDrain(d));
-            } catch (RejectedExecutionException closing) {
-                // the engine's shut-down fails what is pending
-            }
-        }
     }
 
     /** Frees a pruned queue's batch of its waiting callers (none waits any more: its queue is closed). */
@@ -959,7 +945,8 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
 
     private int eventTurn(int timeoutMillis) {
         work = 0;
-        int n = Libc.epollWait(epfd, events, maxEvents, backlog || busyCqs > 0 ? 0 : timeoutMillis);
+        int n = Libc.epollWait(epfd, events, maxEvents, backlog || busyCqs > 0 ? 0
+                : waitedCqs > 0 ? atMostOneMillisecond(timeoutMillis) : timeoutMillis);
         if (n < 0) {
             if (-n == Libc.EINTR) {
                 return 0;
@@ -979,10 +966,21 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
                 }
             } else if (d.busy) {
                 drain(d); // no event needed: its completions are taken as soon as they are there
+            } else if (d.waitersRecently) {
+                if (!armAndDrain(d)) { // the waiters have been gone a millisecond: armed again, or next turn
+                    d.ready = true;
+                    backlog = true;
+                } else if (d.waitersRecently && d.waiters.get() == 0) {
+                    drain(d); // what completed since the last waiter left (e.g. the acknowledgement of a send)
+                }
             }
         }
         pruneDead();
         return work;
+    }
+
+    private static int atMostOneMillisecond(int timeoutMillis) {
+        return timeoutMillis < 0 || timeoutMillis > 1 ? 1 : timeoutMillis;
     }
 
     /**
@@ -1052,7 +1050,8 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
         if (work > 0 || !emptied || !tasks.isEmpty() || timeoutMillis == 0) {
             return;
         }
-        int n = Libc.epollWait(epfd, events, maxEvents, timeoutMillis);
+        int n = Libc.epollWait(epfd, events, maxEvents, waitedCqs > 0 ? atMostOneMillisecond(timeoutMillis)
+                : timeoutMillis);
         if (n > 0) {
             work += n;
             handleEvents(n);
@@ -1110,9 +1109,24 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
      * @return true when the CQ was left empty and armed; false when its budget ran out first
      */
     private boolean armAndDrain(Driven d) {
-        if (d.waiters.get() > 0) {
-            return true; // a caller polls it while it waits, and arms it as the last one leaves
+        long left = d.lastLeft;
+        if (d.waiters.get() > 0 || left != 0 && System.nanoTime() - left < WAITER_GRACE_NANOS) {
+            if (!d.waitersRecently) { // left to its waiters, unarmed: looked at every millisecond (eventTurn)
+                d.waitersRecently = true;
+                waitedCqs++;
+            }
+            return true;
         }
+        boolean emptied = armAndDrainNow(d);
+        if (emptied && d.waitersRecently) {
+            d.waitersRecently = false;
+            waitedCqs--;
+        }
+        return emptied;
+    }
+
+    /** Drains {@code d}, arms it, drains it again (false: not emptied, again next turn). */
+    private boolean armAndDrainNow(Driven d) {
         if (!d.lock.tryLock()) {
             return false; // a caller is leaving it (arming, polling): again next turn, without waiting
         }
@@ -1248,6 +1262,10 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
         if (d.broken || d.cq.isClosed()) {
             drivenCqs.remove(d.cq);
             closeCallerBatch(d);
+            if (d.waitersRecently) {
+                d.waitersRecently = false;
+                waitedCqs--;
+            }
             if (d.busy) {
                 d.busy = false;
                 busyCqs--;

@@ -340,7 +340,8 @@ public final class RdmaOptions {
          * {@code send} waiting for a buffer) polls the connection's completion queue on its own thread
          * ({@code ibv_poll_cq}, {@link CompletionEngine#pollWhileWaiting}) instead of sleeping until the engine's
          * thread wakes it: no interrupt, no wake-up, no hand-off between threads; the waiting thread spins, as a C
-         * program polls its own CQ. The engine's thread handles what completes while nobody waits. The futures
+         * program polls its own CQ. The engine's thread handles what completes while nobody waits (polling every
+         * millisecond while waiters come and go, so without a wake-up per completion). The futures
          * ({@code receiveAsync}, ...) complete on the engine thread as before: for them, give the options an
          * engine in {@link dev.rdma4j.engine.PollingMode#BUSY_POLL} ({@link #engine}).
          *
