@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The guest side of scripts/perf-compare --profile: one `rdma4j perf ARGS` pair with the client's measured loop
-# marked, both JVMs writing perf maps, their /proc/PID/maps and the kernel's symbols copied to OUT for
-# scripts/lib/icount/where.
+# The guest side of scripts/perf-compare --profile: one `rdma4j perf ARGS` (or `net-pingpong ARGS`) pair with the
+# client's measured loop marked, both JVMs writing perf maps, their /proc/PID/maps and the kernel's symbols copied
+# to OUT for scripts/lib/icount/where.
 #
 #   profile-guest.sh OUT MARKS_DIR WARMUP_SECONDS ARGS...
 set -uo pipefail
@@ -14,14 +14,22 @@ export LD_PRELOAD=$marks/libicount-poll.so
 export RDMA4J_JAVA_OPTS="${RDMA4J_JAVA_OPTS:+$RDMA4J_JAVA_OPTS }-XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit"
 cat /proc/kallsyms >"$out/kallsyms"
 j=$ROOT/bin/rdma4j
-"$j" perf "$@" --warmup-time "$warmup" -p 19500 >"$out/server.log" 2>&1 &
+# `perf ARGS` (perf is implied when ARGS start with its test), or `net-pingpong ARGS` (the short path)
+tool=(perf --warmup-time "$warmup") connected='remote address'
+if [ "${1:-}" = net-pingpong ]; then
+	shift
+	tool=(net-pingpong) connected='connected to'
+elif [ "${1:-}" = perf ]; then
+	shift
+fi
+"$j" "${tool[@]}" "$@" -p 19500 >"$out/server.log" 2>&1 &
 server=$!
-"$j" perf "$@" --warmup-time "$warmup" -p 19500 --connect-timeout 600 --icount-marks "$marks/libicount-marks.so" "$ip" \
+"$j" "${tool[@]}" "$@" -p 19500 --connect-timeout 600 --icount-marks "$marks/libicount-marks.so" "$ip" \
 	>"$out/client.log" 2>&1 &
 client=$!
-# the maps once both JVMs are connected (the client prints the peer's address before its warm-up): during the
-# warm-up, so that these processes (cat, pgrep, ...) run before the measured loop, not in it
-for _ in $(seq 2400); do grep -q 'remote address' "$out/client.log" 2>/dev/null && break; sleep 0.5; done
+# the maps once both JVMs are connected (the client says so before its warm-up): during the warm-up, so that
+# these processes (cat, pgrep, ...) run before the measured loop, not in it
+for _ in $(seq 2400); do grep -q "$connected" "$out/client.log" 2>/dev/null && break; sleep 0.5; done
 for pid in $server $client; do
 	java=$(pgrep -P "$pid" java || echo "$pid") # bin/rdma4j execs java: the same pid, or its child
 	cat "/proc/$java/maps" >"$out/maps.$java" 2>/dev/null

@@ -25,6 +25,7 @@ mkdir -p "$out"
 export LD_PRELOAD=$marks/libicount-poll.so
 . "$ROOT/scripts/lib/perf-compare/runs.sh"
 WARMUP_TIME=${PERF_COMPARE_WARMUP_TIME:-20}
+NET_WARMUP=${PERF_COMPARE_NET_WARMUP:-1000} # net-pingpong's unmeasured round trips
 
 # the figures of the window a run added (there must be exactly one), "total user kernel spin": the whole
 # window's (PART window: rdma4j's marks hold its measured loop) or its polled span's (PART polled: C's run,
@@ -166,11 +167,11 @@ want write_bw_64k && { icount_case "write_bw 64 KiB" "write_bw -s 65536" 1000 "i
 want send_bw_4k && { icount_case "send_bw 4 KiB" "send_bw -s 4096" 5000 "ib_send_bw -s 4096" 2000 6000 || status=1; }
 want pingpong && { pingpong_case "rc_pingpong 64 B" "-g 1 -s 64" 3000 9000 || status=1; }
 want pingpong_e && { pingpong_case "rc_pingpong -e 64 B" "-g 1 -s 64 -e" 3000 9000 || status=1; }
-want net_pingpong && { net_case "short path 64 B busy" "-s 64 --busy-poll --warmup 1000" 1000 "-g 1 -s 64" 1000 3000 ||
+want net_pingpong && { net_case "short path 64 B busy" "-s 64 --busy-poll --warmup $NET_WARMUP" 1000 "-g 1 -s 64" 1000 3000 ||
 	status=1; }
-want net_pingpong_e && { net_case "short path 64 B event" "-s 64 --warmup 1000" 1000 "-g 1 -s 64 -e" 1000 3000 ||
+want net_pingpong_e && { net_case "short path 64 B event" "-s 64 --warmup $NET_WARMUP" 1000 "-g 1 -s 64 -e" 1000 3000 ||
 	status=1; }
-want net_pingpong_async && { net_case "short path async event" "-s 64 --async --warmup 1000" 1000 \
+want net_pingpong_async && { net_case "short path async event" "-s 64 --async --warmup $NET_WARMUP" 1000 \
 	"-g 1 -s 64 -e" 1000 3000 || status=1; }
 "$ROOT/scripts/lib/perf-compare/icount-report" "$raw" | tee "$out/table.txt" || status=1
 jit=$(grep -o 'TieredStopAtLevel=[0-9]' <<<"$(grep -o 'TieredStopAtLevel=[0-9]' "$j") ${RDMA4J_JAVA_OPTS:-}" | tail -n 1)

@@ -55,10 +55,11 @@ class NetPingpongDeviceTest {
     private static void assertRun(Run client, Run server) {
         assertThat(client.status()).as("%s", client).isZero();
         assertThat(server.status()).as("%s", server).isZero();
-        assertThat(client.out()).as("%s", client).hasSize(3);
-        assertThat(client.out().get(0)).matches("38400 bytes in [0-9.]+ seconds = [0-9.]+ Mbit/sec");
-        assertThat(client.out().get(1)).matches("300 iters in [0-9.]+ seconds = [0-9.]+ usec/iter");
-        assertThat(client.out().get(2)).matches("median round trip [0-9.]+ usec");
+        assertThat(client.out()).as("%s", client).hasSize(4);
+        assertThat(client.out().get(0)).matches("connected to \\S+: 100 round trips of warm-up, then 300 measured");
+        assertThat(client.out().get(1)).matches("38400 bytes in [0-9.]+ seconds = [0-9.]+ Mbit/sec");
+        assertThat(client.out().get(2)).matches("300 iters in [0-9.]+ seconds = [0-9.]+ usec/iter");
+        assertThat(client.out().get(3)).matches("median round trip [0-9.]+ usec");
         assertThat(server.out()).as("%s", server).hasSize(1);
         assertThat(server.out().get(0)).startsWith("served 400 round trips to ");
     }

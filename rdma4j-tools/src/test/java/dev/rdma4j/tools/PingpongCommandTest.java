@@ -15,7 +15,7 @@ class PingpongCommandTest {
     private static Result run(String... args) {
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
-        int status = new CommandLine(Main.class).setOut(new PrintWriter(out, true)).setErr(new PrintWriter(err, true))
+        int status = Main.commandLine().setOut(new PrintWriter(out, true)).setErr(new PrintWriter(err, true))
                 .execute(args);
         return new Result(status, out.toString(), err.toString());
     }

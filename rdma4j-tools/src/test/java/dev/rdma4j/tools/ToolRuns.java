@@ -57,7 +57,7 @@ final class ToolRuns {
         return CompletableFuture.supplyAsync(() -> {
             StringWriter out = new StringWriter();
             StringWriter err = new StringWriter();
-            int status = new CommandLine(Main.class).setOut(new PrintWriter(out, true))
+            int status = Main.commandLine().setOut(new PrintWriter(out, true))
                     .setErr(new PrintWriter(err, true)).execute(argv.toArray(String[]::new));
             return new Run(who, status, out.toString().lines().toList(), err.toString());
         }, JAVA_RUNS);

@@ -33,7 +33,7 @@ class PerfLoopbackTest {
     @Test
     void theSubcommandsArgumentsAreThoseAfterPerf() {
         // what PerfCommand.call() reads: the parse result of `rdma4j perf ...` as Main parses it
-        CommandLine cl = new CommandLine(Main.class);
+        CommandLine cl = Main.commandLine();
         CommandLine.ParseResult top = cl.parseArgs("perf", "write_bw", "-a", "--loopback");
         List<String> original = top.subcommand().originalArgs();
         assertThat(PerfLoopback.afterCommand(original)).containsExactly("write_bw", "-a", "--loopback");

@@ -19,7 +19,7 @@ class RpingCommandTest {
         String[] full = new String[args.length + 1];
         full[0] = "rping";
         System.arraycopy(args, 0, full, 1, args.length);
-        int status = new CommandLine(Main.class).setOut(new PrintWriter(out, true)).setErr(new PrintWriter(err, true))
+        int status = Main.commandLine().setOut(new PrintWriter(out, true)).setErr(new PrintWriter(err, true))
                 .execute(full);
         return new Result(status, out.toString(), err.toString());
     }

@@ -116,7 +116,7 @@ class RpingInteropDeviceTest {
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
         CompletableFuture<Integer> status = new CompletableFuture<>();
-        Thread server = new Thread(() -> status.complete(new CommandLine(Main.class)
+        Thread server = new Thread(() -> status.complete(Main.commandLine()
                 .setOut(new PrintWriter(out, true)).setErr(new PrintWriter(err, true))
                 .execute("rping", "-s", "-P", "-a", addr, "-p", Integer.toString(port), "-v")), "rping-persistent");
         server.setDaemon(true);
@@ -223,7 +223,7 @@ class RpingInteropDeviceTest {
             return CompletableFuture.supplyAsync(() -> {
                 StringWriter out = new StringWriter();
                 StringWriter err = new StringWriter();
-                int status = new CommandLine(Main.class).setOut(new PrintWriter(out, true))
+                int status = Main.commandLine().setOut(new PrintWriter(out, true))
                         .setErr(new PrintWriter(err, true)).execute(full.toArray(String[]::new));
                 return timed(new Run(who, status, out.toString().lines().toList(), err.toString()), t0);
             }, JAVA_RUNS);
