@@ -99,13 +99,17 @@ warmups() {
 	grep -h '^# warm-up' "$out/last.client" 2>/dev/null | sed "s/^# /$1: /" >>"$out/warmups.txt"
 }
 
-# icount_case NAME "RDMA4J ARGS" N "C TOOL ARGS" N1 N2
+# icount_case NAME "RDMA4J ARGS" N "C TOOL ARGS" N1 N2: `rdma4j RDMA4J ARGS` (`perf TEST ...`, warmed up for
+# WARMUP_TIME s at most, or `net-pingpong ...`, the short path's round trip after its --warmup round trips), whose
+# client marks its N measured iterations, against the C tool marked from outside at two lengths and counted over
+# its polled span
 icount_case() {
 	local name=$1 args=$2 n=$3 ctool=$4 n1=$5 n2=$6 r before w rc t0=$SECONDS
+	[[ $args != perf\ * ]] || args+=" -n $n --warmup-time $WARMUP_TIME"
+	[[ $args == perf\ * ]] || args+=" -n $n"
 	for ((r = 1; r <= rounds; r++)); do
 		before=$(windows)
-		run_pair "$j perf $args -n $n --warmup-time $WARMUP_TIME" \
-			"$j perf $args -n $n --warmup-time $WARMUP_TIME --icount-marks $marks/libicount-marks.so" >/dev/null
+		run_pair "$j $args" "$j $args --icount-marks $marks/libicount-marks.so" >/dev/null
 		rc=$?
 		count_jvms
 		warmups "$name"
@@ -133,46 +137,27 @@ pingpong_case() {
 	echo "perf-compare: $name: $rounds rounds in $((SECONDS - t0)) s" >&2
 }
 
-# net_case NAME "ARGS" N "C ARGS" N1 N2: the short path's round trip, `rdma4j net-pingpong ARGS` (RdmaServer,
-# RdmaClient, RdmaConnection; its client marks its N measured round trips, after its --warmup ones), against
-# `ibv_rc_pingpong C ARGS` marked from outside at two lengths and counted over its polled span
-net_case() {
-	local name=$1 args=$2 n=$3 cargs=$4 n1=$5 n2=$6 r before w rc t0=$SECONDS
-	for ((r = 1; r <= rounds; r++)); do
-		before=$(windows)
-		run_pair "$j net-pingpong $args -n $n" \
-			"$j net-pingpong $args -n $n --icount-marks $marks/libicount-marks.so" >/dev/null
-		rc=$?
-		count_jvms
-		((rc == 0)) || return 1
-		w=$(last_window "$before" window) || return 1
-		record_per_iter "$name" rdma4j "$r" "$w" "$n" || return 1
-		spans "ibv_rc_pingpong $cargs" "$n1" "$n2" 0 || return 1
-		record_per_iter "$name" C "$r" "$SPAN" $((n2 - n1)) || return 1
-	done
-	echo "perf-compare: $name: $rounds rounds in $((SECONDS - t0)) s" >&2
-}
-
 status=0
 echo "perf-compare --icount: $rounds rounds, interleaved rdma4j / C, in $(uname -r), JVM options ${RDMA4J_JAVA_OPTS:-none beyond bin/rdma4j}; results in $out" >&2
 cases=${PERF_COMPARE_CASES:-all}
 want() { [[ $cases == all || ",$cases," == *",$1,"* ]]; }
-want send_lat_64 && { icount_case "send_lat 64 B" "send_lat -s 64" 2000 "ib_send_lat -s 64" 1000 3000 || status=1; }
-want send_lat_4k && { icount_case "send_lat 4 KiB" "send_lat -s 4096" 2000 "ib_send_lat -s 4096" 1000 3000 || status=1; }
-want write_lat && { icount_case "write_lat 64 B" "write_lat -s 64" 2000 "ib_write_lat -s 64" 1000 3000 || status=1; }
-want read_lat && { icount_case "read_lat 64 B" "read_lat -s 64" 2000 "ib_read_lat -s 64" 1000 3000 || status=1; }
-want atomic_lat && { icount_case "atomic_lat FETCH_AND_ADD" "atomic_lat" 2000 "ib_atomic_lat" 1000 3000 || status=1; }
-want write_bw_64 && { icount_case "write_bw 64 B" "write_bw -s 64" 5000 "ib_write_bw -s 64" 2000 6000 || status=1; }
-want write_bw_64k && { icount_case "write_bw 64 KiB" "write_bw -s 65536" 1000 "ib_write_bw -s 65536" 500 1500 || status=1; }
-want send_bw_4k && { icount_case "send_bw 4 KiB" "send_bw -s 4096" 5000 "ib_send_bw -s 4096" 2000 6000 || status=1; }
+want send_lat_64 && { icount_case "send_lat 64 B" "perf send_lat -s 64" 2000 "ib_send_lat -s 64" 1000 3000 || status=1; }
+want send_lat_4k && { icount_case "send_lat 4 KiB" "perf send_lat -s 4096" 2000 "ib_send_lat -s 4096" 1000 3000 || status=1; }
+want write_lat && { icount_case "write_lat 64 B" "perf write_lat -s 64" 2000 "ib_write_lat -s 64" 1000 3000 || status=1; }
+want read_lat && { icount_case "read_lat 64 B" "perf read_lat -s 64" 2000 "ib_read_lat -s 64" 1000 3000 || status=1; }
+want atomic_lat && { icount_case "atomic_lat FETCH_AND_ADD" "perf atomic_lat" 2000 "ib_atomic_lat" 1000 3000 || status=1; }
+want write_bw_64 && { icount_case "write_bw 64 B" "perf write_bw -s 64" 5000 "ib_write_bw -s 64" 2000 6000 || status=1; }
+want write_bw_64k && { icount_case "write_bw 64 KiB" "perf write_bw -s 65536" 1000 "ib_write_bw -s 65536" 500 1500 || status=1; }
+want send_bw_4k && { icount_case "send_bw 4 KiB" "perf send_bw -s 4096" 5000 "ib_send_bw -s 4096" 2000 6000 || status=1; }
 want pingpong && { pingpong_case "rc_pingpong 64 B" "-g 1 -s 64" 3000 9000 || status=1; }
 want pingpong_e && { pingpong_case "rc_pingpong -e 64 B" "-g 1 -s 64 -e" 3000 9000 || status=1; }
-want net_pingpong && { net_case "short path 64 B busy" "-s 64 --busy-poll --warmup $NET_WARMUP" 1000 "-g 1 -s 64" 1000 3000 ||
+net="net-pingpong -s 64 --warmup $NET_WARMUP"
+want net_pingpong && { icount_case "short path 64 B busy" "$net --busy-poll" 1000 "ibv_rc_pingpong -g 1 -s 64" 1000 3000 ||
 	status=1; }
-want net_pingpong_e && { net_case "short path 64 B event" "-s 64 --warmup $NET_WARMUP" 1000 "-g 1 -s 64 -e" 1000 3000 ||
+want net_pingpong_e && { icount_case "short path 64 B event" "$net" 1000 "ibv_rc_pingpong -g 1 -s 64 -e" 1000 3000 ||
 	status=1; }
-want net_pingpong_async && { net_case "short path async event" "-s 64 --async --warmup $NET_WARMUP" 1000 \
-	"-g 1 -s 64 -e" 1000 3000 || status=1; }
+want net_pingpong_async && { icount_case "short path async event" "$net --async" 1000 \
+	"ibv_rc_pingpong -g 1 -s 64 -e" 1000 3000 || status=1; }
 "$ROOT/scripts/lib/perf-compare/icount-report" "$raw" | tee "$out/table.txt" || status=1
 jit=$(grep -o 'TieredStopAtLevel=[0-9]' <<<"$(grep -o 'TieredStopAtLevel=[0-9]' "$j") ${RDMA4J_JAVA_OPTS:-}" | tail -n 1)
 echo "rdma4j's JVMs: $jvms started, $crashed crashed (JIT: ${jit:-tiered to C2}; JVM options: ${RDMA4J_JAVA_OPTS:-none beyond bin/rdma4j})" |
