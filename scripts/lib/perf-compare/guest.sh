@@ -41,34 +41,43 @@ perf_case() {
 	echo "perf-compare: $name: $rounds rounds in $((SECONDS - t0)) s" >&2
 }
 
-pingpong_case() {
-	local r impl out_text t0=$SECONDS
+# roundtrip_case NAME "RDMA4J CMD" "C CMD": ping-pong tools that print rc_pingpong's "N iters in T seconds = X
+# usec/iter" (the mean round trip)
+roundtrip_case() {
+	local name=$1 r impl out_text t0=$SECONDS
 	for ((r = 1; r <= rounds; r++)); do
 		for impl in rdma4j C; do
 			if [ "$impl" = rdma4j ]; then
-				out_text=$(run_pair "$j rc-pingpong -g 1 -n 20000 -s 64" "$j rc-pingpong -g 1 -n 20000 -s 64") || return 1
+				out_text=$(run_pair "$2" "$2") || return 1
 			else
-				out_text=$(run_pair "ibv_rc_pingpong -g 1 -n 20000 -s 64" "ibv_rc_pingpong -g 1 -n 20000 -s 64") || return 1
+				out_text=$(run_pair "$3" "$3") || return 1
 			fi
-			record "rc_pingpong 64 B (cold)" usec_per_iter "$impl" "$r" \
+			record "$name" usec_per_iter "$impl" "$r" \
 				"$(sed -n 's/.* = \([0-9.]*\) usec\/iter.*/\1/p' <<<"$out_text" | tail -n 1)" || return 1
 		done
 	done
-	echo "perf-compare: rc_pingpong: $rounds rounds in $((SECONDS - t0)) s" >&2
+	echo "perf-compare: $name: $rounds rounds in $((SECONDS - t0)) s" >&2
 }
 
 status=0
+cases=${PERF_COMPARE_CASES:-all} # a,b,...: scripts/perf-compare names them
+want() { [[ $cases == all || ",$cases," == *",$1,"* ]]; }
 echo "perf-compare: $rounds rounds, interleaved rdma4j / C, in $(uname -r), clock source $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null || echo unknown), idle $(grep -o 'idle=[a-z]*' /proc/cmdline || echo 'halts (no idle=)'); results in $out" >&2
-perf_case "send_lat 64 B" 64 "t_typical:5" "send_lat -s 64" "ib_send_lat -s 64" || status=1
-perf_case "send_lat 4 KiB" 4096 "t_typical:5" "send_lat -s 4096" "ib_send_lat -s 4096" || status=1
-perf_case "write_lat 64 B" 64 "t_typical:5" "write_lat -s 64" "ib_write_lat -s 64" || status=1
-perf_case "read_lat 64 B" 64 "t_typical:5" "read_lat -s 64" "ib_read_lat -s 64" || status=1
-perf_case "atomic_lat FETCH_AND_ADD" 8 "t_typical:5" "atomic_lat" "ib_atomic_lat" || status=1
-perf_case "write_bw 64 B" 64 "bw_average:4 msg_rate:5" "write_bw -s 64" "ib_write_bw -s 64" || status=1
-perf_case "write_bw 64 KiB" 65536 "bw_average:4 msg_rate:5" "write_bw -s 65536" "ib_write_bw -s 65536" || status=1
-perf_case "send_bw 4 KiB" 4096 "bw_average:4 msg_rate:5" "send_bw -s 4096" "ib_send_bw -s 4096" || status=1
-perf_case "send_lat -e 64 B" 64 "t_typical:5" "send_lat -e -s 64" "ib_send_lat -e -s 64" c-may-hang || status=1
-pingpong_case || status=1
+want send_lat_64 && { perf_case "send_lat 64 B" 64 "t_typical:5" "send_lat -s 64" "ib_send_lat -s 64" || status=1; }
+want send_lat_4k && { perf_case "send_lat 4 KiB" 4096 "t_typical:5" "send_lat -s 4096" "ib_send_lat -s 4096" || status=1; }
+want write_lat && { perf_case "write_lat 64 B" 64 "t_typical:5" "write_lat -s 64" "ib_write_lat -s 64" || status=1; }
+want read_lat && { perf_case "read_lat 64 B" 64 "t_typical:5" "read_lat -s 64" "ib_read_lat -s 64" || status=1; }
+want atomic_lat && { perf_case "atomic_lat FETCH_AND_ADD" 8 "t_typical:5" "atomic_lat" "ib_atomic_lat" || status=1; }
+want write_bw_64 && { perf_case "write_bw 64 B" 64 "bw_average:4 msg_rate:5" "write_bw -s 64" "ib_write_bw -s 64" || status=1; }
+want write_bw_64k && { perf_case "write_bw 64 KiB" 65536 "bw_average:4 msg_rate:5" "write_bw -s 65536" "ib_write_bw -s 65536" || status=1; }
+want send_bw_4k && { perf_case "send_bw 4 KiB" 4096 "bw_average:4 msg_rate:5" "send_bw -s 4096" "ib_send_bw -s 4096" || status=1; }
+want send_lat_e && { perf_case "send_lat -e 64 B" 64 "t_typical:5" "send_lat -e -s 64" "ib_send_lat -e -s 64" c-may-hang || status=1; }
+want pingpong && { roundtrip_case "rc_pingpong 64 B (cold)" "$j rc-pingpong -g 1 -n 20000 -s 64" \
+	"ibv_rc_pingpong -g 1 -n 20000 -s 64" || status=1; }
+net="$j net-pingpong -s 64 -n 1000 --warmup 1000" c="ibv_rc_pingpong -g 1 -s 64 -n 1000"
+want net_pingpong && { roundtrip_case "short path 64 B busy" "$net --busy-poll" "$c" || status=1; }
+want net_pingpong_e && { roundtrip_case "short path 64 B event" "$net" "$c -e" || status=1; }
+want net_pingpong_async && { roundtrip_case "short path async event" "$net --async" "$c -e" || status=1; }
 "$j" perf-report "$raw" --plot "$out/perf-compare.png" | tee "$out/table.txt" || status=1
 if [ -s "$HUNG" ]; then # a case without a ratio says why
 	sed 's/^/hung: /' "$HUNG" | tee -a "$out/table.txt"

@@ -32,6 +32,17 @@ class PerfReportCommandTest {
     }
 
     @Test
+    void theShortPathsRoundTripHasIssue30sTargets() {
+        List<PerfReportCommand.Row> rows = PerfReportCommand.read(List.of(
+                "short path 64 B busy\tusec_per_iter\trdma4j\t1\t140", "short path 64 B busy\tusec_per_iter\tC\t1\t100",
+                "short path 64 B event\tusec_per_iter\trdma4j\t1\t140", "short path 64 B event\tusec_per_iter\tC\t1\t100"));
+        assertThat(rows.get(0).target()).isEqualTo(1.3);
+        assertThat(rows.get(0).met()).as("1.4 against busy C").isFalse();
+        assertThat(rows.get(1).target()).isEqualTo(1.5);
+        assertThat(rows.get(1).met()).as("1.4 against C -e").isTrue();
+    }
+
+    @Test
     void evenRoundsTakeTheMeanOfTheMiddleTwo() {
         assertThat(PerfReportCommand.median(List.of(4.0, 1.0, 3.0, 2.0))).isEqualTo(2.5);
     }
