@@ -239,7 +239,7 @@ final class PerfLoops implements AutoCloseable {
                 awaitSendRoom();
                 long now = System.nanoTime();
                 first = s == 0 ? now : first;
-                prev = interval(s, prev, now, record);
+                prev = interval(s, prev, now);
                 post(qp, send);
                 sendsOut++;
                 s++;
@@ -352,7 +352,7 @@ final class PerfLoops implements AutoCloseable {
         private void sendNext() throws PerfException {
             long now = System.nanoTime();
             first = s == 0 ? now : first;
-            prev = interval(s, prev, now, record);
+            prev = interval(s, prev, now);
             post(qps[0], send);
             out++;
             s++;
@@ -425,7 +425,7 @@ final class PerfLoops implements AutoCloseable {
             if (s < n) {
                 long now = System.nanoTime();
                 first = s == 0 ? now : first;
-                prev = interval(s, prev, now, record);
+                prev = interval(s, prev, now);
                 s++;
                 BYTE.setVolatile(buf, (long) size - 1, (byte) s);
                 post(qp, send);
@@ -468,7 +468,7 @@ final class PerfLoops implements AutoCloseable {
                 break;
             }
             first = s == 0 ? now : first;
-            prev = interval(s, prev, now, record);
+            prev = interval(s, prev, now);
             post(qp, send);
             s++;
             while (cq.poll() == 0) {
@@ -481,12 +481,15 @@ final class PerfLoops implements AutoCloseable {
 
     /**
      * A post of a latency loop at {@code now}: records the interval since the previous post {@code prev} (none
-     * before the first, {@code s == 0}, or in the warm-up).
+     * before the first, {@code s == 0}). The warm-up records too, into the histogram each run resets: otherwise the
+     * histogram's code first ran in the measured loop, interpreted until the JIT compiled it there (seen with
+     * -XX:+PrintCompilation: HdrHistogram's recordSingleValue and nine more compiled after the warm-up; under
+     * --icount that compiling was 1,400-5,300 instructions an iteration of read_lat, different in every JVM).
      *
      * @return {@code now}, the next interval's start
      */
-    private long interval(long s, long prev, long now, boolean record) {
-        if (s > 0 && record) {
+    private long interval(long s, long prev, long now) {
+        if (s > 0) {
             histogram.recordValue(Math.min(now - prev, MAX_INTERVAL_NS));
         }
         return now;
