@@ -391,8 +391,14 @@ class RdmaConnectionDeviceTest {
                         throw new java.util.concurrent.CompletionException(e);
                     }
                 });
-                // the close cannot end before the server takes 2 and 3: one buffer, held by the test until now
-                Thread.sleep(2000);
+                // the close has begun; it cannot end before the server takes 2 and 3 (one buffer, held by the test)
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(T);
+                while (!c.isClosed()) {
+                    assertThat(System.nanoTime()).as("close() began").isLessThan(deadline);
+                    assertThat(third).as("send 3 and close() do not fail").isNotDone();
+                    Thread.onSpinWait();
+                    Thread.yield();
+                }
                 assertThat(third).as("close() waits for the sends it returned for").isNotDone();
                 first.close();
                 try (Message m = s.receive()) {

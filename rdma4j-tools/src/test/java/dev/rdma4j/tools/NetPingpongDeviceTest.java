@@ -43,11 +43,10 @@ class NetPingpongDeviceTest {
                     .getHostAddress();
         }
         List<String> opts = List.of("net-pingpong", "-s", "64", "-n", "300", "--warmup", "100", "-p", "18799");
-        // the client first, retrying while no server listens (rdma_cm has no port to watch)
+        // both at once: the client tries again while no server listens yet (rdma_cm has no port to watch)
         List<String> client = new ArrayList<>(opts);
         client.addAll(List.of("--connect-timeout", "120", addr));
         CompletableFuture<Run> c = ToolRuns.java("client", client);
-        Thread.sleep(500);
         CompletableFuture<Run> server = ToolRuns.java("server", opts);
         assertRun(finish(c), finish(server));
     }
