@@ -23,29 +23,31 @@ rounds=$1 out=$2 icount=$3 marks=$4
 mkdir -p "$out"
 : >"$out/warmups.txt"
 export LD_PRELOAD=$marks/libicount-poll.so
+. "$ROOT/scripts/lib/jdk.sh"
 . "$ROOT/scripts/lib/perf-compare/runs.sh"
 WARMUP_TIME=${PERF_COMPARE_WARMUP_TIME:-20}
 NET_WARMUP=${PERF_COMPARE_NET_WARMUP:-1000} # net-pingpong's unmeasured round trips
 
-# the figures of the window a run added (there must be exactly one), "total user kernel spin": the whole
-# window's (PART window: rdma4j's marks hold its measured loop) or its polled span's (PART polled: C's run,
-# start-up included, is marked from outside; the span from its first to its last poll is its measuring loop)
+# the figures of the window a run added (there must be exactly one; WINDOWS=2: the next to last of two), "total
+# user kernel spin": the whole window's (PART window: rdma4j's marks hold its measured loop; PART start: a whole
+# run that polls no CQ, cold start) or its polled span's (PART polled: C's run, start-up included, is marked from
+# outside; the span from its first to its last poll is its measuring loop)
 last_window() {
-	local before=$1 part=$2 after line
+	local before=$1 part=$2 expect=${3:-1} after line
 	after=$(windows)
-	if ((after != before + 1)); then
-		echo "perf-compare: expected one new instruction-count window, found $((after - before))" >&2
+	if ((after != before + expect)); then
+		echo "perf-compare: expected $expect new instruction-count windows, found $((after - before))" >&2
 		return 1
 	fi
-	line=$(grep '^window ' "$icount" | tail -n 1)
-	if [[ $line == *" polls 0 "* ]]; then
+	line=$(grep '^window ' "$icount" | tail -n "$expect" | head -n 1)
+	if [[ $part != start && $line == *" polls 0 "* ]]; then
 		echo "perf-compare: no poll marks in the window ($line): libicount-poll.so's hook did not take" >&2
 		return 1
 	fi
-	if [ "$part" = window ]; then
-		awk '{ print $4, $6, $8, $10 }' <<<"$line"
-	else
+	if [ "$part" = polled ]; then
 		awk '{ print $17, $19, $21, $23 }' <<<"$line"
+	else
+		awk '{ print $4, $6, $8, $10 }' <<<"$line"
 	fi
 }
 windows() { local c; c=$(grep -c '^window ' "$icount" 2>/dev/null); echo "${c:-0}"; }
@@ -96,15 +98,16 @@ spans() {
 
 # the warm-up line of rdma4j's last client (how many rounds, and whether the JIT had settled), for the report
 warmups() {
-	grep -h '^# warm-up' "$out/last.client" 2>/dev/null | sed "s/^# /$1: /" >>"$out/warmups.txt"
+	grep -h '^# warm-up' "$out/last.client" 2>/dev/null | sed "s|^# |$1: |" >>"$out/warmups.txt"
 }
 
-# icount_case NAME "RDMA4J ARGS" N "C TOOL ARGS" N1 N2: `rdma4j RDMA4J ARGS` (`perf TEST ...`, warmed up for
+# icount_case NAME "RDMA4J ARGS" N "C TOOL ARGS" N1 [N2]: `rdma4j RDMA4J ARGS` (`perf TEST ...`, warmed up for
 # WARMUP_TIME s at most, or `net-pingpong ...`, the short path's round trip after its --warmup round trips), whose
-# client marks its N measured iterations, against the C tool marked from outside at two lengths and counted over
-# its polled span
+# client marks its N measured iterations, against the C tool marked from outside at two lengths N1 and N2 and
+# counted over its polled span, or (no N2) against a C tool whose client marks its N1 measured iterations
+# itself (send-lat-twin)
 icount_case() {
-	local name=$1 args=$2 n=$3 ctool=$4 n1=$5 n2=$6 r before w rc t0=$SECONDS
+	local name=$1 args=$2 n=$3 ctool=$4 n1=$5 n2=${6:-} r before w rc key t0=$SECONDS
 	[[ $args != perf\ * ]] || args+=" -n $n --warmup-time $WARMUP_TIME"
 	[[ $args == perf\ * ]] || args+=" -n $n"
 	for ((r = 1; r <= rounds; r++)); do
@@ -116,8 +119,88 @@ icount_case() {
 		((rc == 0)) || return 1
 		w=$(last_window "$before" window) || return 1
 		record_per_iter "$name" rdma4j "$r" "$w" "$n" || return 1
+		if [ -z "$n2" ]; then
+			before=$(windows)
+			run_pair "$ctool" "$ctool" >/dev/null || return 1
+			w=$(last_window "$before" window) || return 1
+			record_per_iter "$name" C "$r" "$w" "$n1" || return 1
+			continue
+		fi
+		# a C run that an earlier case of this round already counted is not run again (the short path's event cases
+		# share ibv_rc_pingpong -e): a count does not depend on when it was taken
+		key="$r $ctool $n1 $n2"
+		if [ -z "${C_SPANS[$key]:-}" ]; then
+			spans "$ctool" "$n1" "$n2" 0 || return 1
+			C_SPANS[$key]=$SPAN
+		fi
+		record_per_iter "$name" C "$r" "${C_SPANS[$key]}" $((n2 - n1)) || return 1
+	done
+	echo "perf-compare: $name: $rounds rounds in $((SECONDS - t0)) s" >&2
+}
+declare -A C_SPANS
+
+# twin_check_case NAME "TWIN ARGS" N "PERFTEST ARGS" N1 N2: send-lat-twin's busy loop (its own marks, N
+# iterations) in the rdma4j column against perftest's tool (two lengths, polled spans) in C's: the twin does
+# perftest's verbs calls, so the two should agree; this is the check that its event-mode figure stands for
+# perftest's
+twin_check_case() {
+	local name=$1 twin=$2 n=$3 ctool=$4 n1=$5 n2=$6 r before w t0=$SECONDS
+	for ((r = 1; r <= rounds; r++)); do
+		before=$(windows)
+		run_pair "$twin -n $n" "$twin -n $n" >/dev/null || return 1
+		w=$(last_window "$before" window) || return 1
+		record_per_iter "$name" rdma4j "$r" "$w" "$n" || return 1
 		spans "$ctool" "$n1" "$n2" 0 || return 1
 		record_per_iter "$name" C "$r" "$SPAN" $((n2 - n1)) || return 1
+	done
+	echo "perf-compare: $name: $rounds rounds in $((SECONDS - t0)) s" >&2
+}
+
+# netty_case NAME WARMUP N: rdma4j-netty's 64 B echo against rdma4j's own floor (rdma4j-bench's NettyEchoCount, one
+# JVM a round: both connections warmed up for WARMUP round trips, then N round trips of the floor and N of the
+# channel, each between marks); the floor goes in C's column
+netty_case() {
+	local name=$1 warmup=$2 n=$3 r before w rc t0=$SECONDS
+	local bench=("$JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED -XX:TieredStopAtLevel=1 -XX:+UseSerialGC
+		-XX:CompileThresholdScaling=0.1 ${RDMA4J_JAVA_OPTS:-} -cp "$ROOT/rdma4j-bench/target/rdma4j-bench.jar"
+		dev.rdma4j.bench.NettyEchoCount "$marks/libicount-marks.so" "$warmup" "$n")
+	for ((r = 1; r <= rounds; r++)); do
+		before=$(windows)
+		timeout "$RUN_TIMEOUT" "${bench[@]}" >"$out/last.client" 2>&1
+		rc=$?
+		jvms=$((jvms + 1))
+		if ((rc != 0)); then
+			echo "perf-compare: failed (status $rc): ${bench[*]}" >&2
+			cat "$out/last.client" >&2
+			return 1
+		fi
+		warmups "$name"
+		w=$(last_window "$before" window 2) || return 1
+		record_per_iter "$name" C "$r" "$w" "$n" || return 1
+		w=$(last_window "$((before + 1))" window) || return 1
+		record_per_iter "$name" rdma4j "$r" "$w" "$n" || return 1
+	done
+	echo "perf-compare: $name: $rounds rounds in $((SECONDS - t0)) s" >&2
+}
+
+# cold_case NAME "RDMA4J ARGS" "C TOOL ARGS": a whole run of `rdma4j RDMA4J ARGS` against one of the C tool, each
+# marked from outside (icount-mark run), instructions and wall-clock milliseconds (metric ms); rdma4j with
+# bin/rdma4j's own JVM options in the guest (not -Xbatch: a user's start)
+cold_case() {
+	local name=$1 args=$2 ctool=$3 r impl cmd before w t0=$SECONDS start ms
+	for ((r = 1; r <= rounds; r++)); do
+		for impl in rdma4j C; do
+			cmd=$ctool
+			[ $impl = C ] || cmd="$j $args"
+			before=$(windows)
+			start=$(date +%s%N)
+			RDMA4J_JAVA_OPTS= "$marks/icount-mark" run $cmd >"$out/last.client" 2>&1 ||
+				{ echo "perf-compare: failed: $cmd" >&2; cat "$out/last.client" >&2; return 1; }
+			ms=$((($(date +%s%N) - start) / 1000000))
+			w=$(last_window "$before" start) || return 1
+			record_per_iter "$name" "$impl" "$r" "$w" 1 || return 1
+			record "$name" ms "$impl" "$r" "$ms" || return 1
+		done
 	done
 	echo "perf-compare: $name: $rounds rounds in $((SECONDS - t0)) s" >&2
 }
@@ -140,7 +223,10 @@ pingpong_case() {
 status=0
 echo "perf-compare --icount: $rounds rounds, interleaved rdma4j / C, in $(uname -r), JVM options ${RDMA4J_JAVA_OPTS:-none beyond bin/rdma4j}; results in $out" >&2
 cases=${PERF_COMPARE_CASES:-all}
-want() { [[ $cases == all || ",$cases," == *",$1,"* ]]; }
+# all: the cases of issue 30's targets; rc_pingpong against ibv_rc_pingpong (pingpong, pingpong_e) and the check
+# of send-lat-twin against ib_send_lat (twin_check) only when named (the 30 minutes hold the targets' cases)
+want() { [[ ($cases == all && $1 != pingpong* && $1 != twin_check) || ",$cases," == *",$1,"* ]]; }
+twin="$marks/send-lat-twin"
 want send_lat_64 && { icount_case "send_lat 64 B" "perf send_lat -s 64" 2000 "ib_send_lat -s 64" 1000 3000 || status=1; }
 want send_lat_4k && { icount_case "send_lat 4 KiB" "perf send_lat -s 4096" 2000 "ib_send_lat -s 4096" 1000 3000 || status=1; }
 want write_lat && { icount_case "write_lat 64 B" "perf write_lat -s 64" 2000 "ib_write_lat -s 64" 1000 3000 || status=1; }
@@ -149,6 +235,11 @@ want atomic_lat && { icount_case "atomic_lat FETCH_AND_ADD" "perf atomic_lat" 20
 want write_bw_64 && { icount_case "write_bw 64 B" "perf write_bw -s 64" 5000 "ib_write_bw -s 64" 2000 6000 || status=1; }
 want write_bw_64k && { icount_case "write_bw 64 KiB" "perf write_bw -s 65536" 1000 "ib_write_bw -s 65536" 500 1500 || status=1; }
 want send_bw_4k && { icount_case "send_bw 4 KiB" "perf send_bw -s 4096" 5000 "ib_send_bw -s 4096" 2000 6000 || status=1; }
+# send_lat -e: C is send-lat-twin -e (perftest's loop; ib_send_lat -e hangs on rxe), 1,000 iterations of warm-up
+want send_lat_e && { icount_case "send_lat -e 64 B" "perf send_lat -e -s 64" 2000 "$twin -e -s 64 -n 2000 -w 1000" 2000 ||
+	status=1; }
+want twin_check && { twin_check_case "check: twin / ib_send_lat" "$twin -s 64 -w 1000" 2000 "ib_send_lat -s 64" 1000 3000 ||
+	status=1; }
 want pingpong && { pingpong_case "rc_pingpong 64 B" "-g 1 -s 64" 3000 9000 || status=1; }
 want pingpong_e && { pingpong_case "rc_pingpong -e 64 B" "-g 1 -s 64 -e" 3000 9000 || status=1; }
 net="net-pingpong -s 64 --warmup $NET_WARMUP"
@@ -158,6 +249,8 @@ want net_pingpong_e && { icount_case "short path 64 B event" "$net" 1000 "ibv_rc
 	status=1; }
 want net_pingpong_async && { icount_case "short path async event" "$net --async" 1000 \
 	"ibv_rc_pingpong -g 1 -s 64 -e" 1000 3000 || status=1; }
+want netty_echo && { netty_case "netty echo 64 B vs floor" "${PERF_COMPARE_NETTY_WARMUP:-2048}" 640 || status=1; }
+want cold_start && { cold_case "cold start: devinfo" devinfo ibv_devinfo || status=1; }
 "$ROOT/scripts/lib/perf-compare/icount-report" "$raw" | tee "$out/table.txt" || status=1
 jit=$(grep -o 'TieredStopAtLevel=[0-9]' <<<"$(grep -o 'TieredStopAtLevel=[0-9]' "$j") ${RDMA4J_JAVA_OPTS:-}" | tail -n 1)
 echo "rdma4j's JVMs: $jvms started, $crashed crashed (JIT: ${jit:-tiered to C2}; JVM options: ${RDMA4J_JAVA_OPTS:-none beyond bin/rdma4j})" |

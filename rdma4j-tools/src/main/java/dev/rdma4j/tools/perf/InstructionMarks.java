@@ -20,10 +20,13 @@ import java.util.Arrays;
  * <p>Safety: before the first call each function's code is read and compared with the one it must be (the mark,
  * then {@code ret}), so a wrong library is refused with a {@link PerfException}, never called.
  *
+ * <p>Public for the measuring programs outside this package ({@code net-pingpong}, rdma4j-bench's
+ * {@code NettyEchoCount}); not an API of the library.
+ *
  * <p>Threading: the measuring thread only; a mark is a call of a few instructions and allocates nothing.
  */
 @SuppressWarnings("restricted") // a library's two functions, checked byte by byte before they are called
-final class InstructionMarks {
+public final class InstructionMarks {
     /** {@code nopl 0x52344a01(%rax); ret} and the stop mark's displacement byte: marks.c, icount.c. */
     private static final byte[] START_CODE = {0x0f, 0x1f, (byte) 0x80, 0x01, 0x4a, 0x34, 0x52, (byte) 0xc3};
     private static final int DISPLACEMENT_LOW_BYTE = 3;
@@ -43,7 +46,7 @@ final class InstructionMarks {
      * @return its marks
      * @throws PerfException if it cannot be loaded or lacks a mark
      */
-    static InstructionMarks load(Path library) throws PerfException {
+    public static InstructionMarks load(Path library) throws PerfException {
         SymbolLookup lookup;
         try {
             lookup = SymbolLookup.libraryLookup(library, Arena.global());
@@ -79,12 +82,12 @@ final class InstructionMarks {
     }
 
     /** Executes the start mark. */
-    void start() {
+    public void start() {
         invoke(start);
     }
 
     /** Executes the stop mark. */
-    void stop() {
+    public void stop() {
         invoke(stop);
     }
 

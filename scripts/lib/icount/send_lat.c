@@ -1,0 +1,294 @@
+/*
+ * send_lat.c: send-lat-twin, the C side of scripts/perf-compare --icount's `send_lat -e` case: perftest's
+ * ib_send_lat loop (run_iter_lat_send in perftest_resources.c, read, not copied), the same verbs calls in the
+ * same order, with marks around its measured iterations. perftest's own `ib_send_lat -e` hangs on this guest's
+ * rxe (both sides blocked in ibv_get_cq_event: docs/perf/event-mode-and-cold-2026-11-25.md), so its event-mode
+ * figure needs a program that waits correctly; busy (without -e) it is checked against ib_send_lat itself.
+ *
+ *   send-lat-twin [-e] [-s SIZE] [-n ITERS] [-w WARMUP] [-p PORT] [-d DEVICE] [-i IB_PORT] [-x GID_INDEX] [SERVER]
+ *
+ * What it does, as perftest does for an RC send_lat: a send CQ and a receive CQ (with -e each on its own
+ * completion channel, armed at creation), a QP with one send WR and min(512, WARMUP + ITERS) receive WRs posted
+ * before the start, sends inline up to 236 bytes, each send signaled and its completion polled before the next
+ * receive is waited for, a receive reposted while later messages still need one. The client sends first. Both
+ * sides run WARMUP + ITERS iterations; the client marks (rdma4j_icount_start/stop, marks.c) from its post of
+ * the first measured send to the end of its loop, so the plugin's window / ITERS is an iteration of the pair.
+ * With -e, waiting is perftest's ctx_notify_events (ibv_get_cq_event, ibv_ack_cq_events, ibv_req_notify_cq)
+ * followed by a poll, and one thing more than perftest: a poll that finds nothing waits for the next event
+ * instead of going on without the completion (the step where perftest's -e loses one and blocks for good).
+ * The QPs' endpoints (LID, QPN, PSN, GID) go over TCP; a last byte each way ends the run on both sides at once.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netdb.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <infiniband/verbs.h>
+#include <sys/socket.h>
+
+void rdma4j_icount_start(void);
+void rdma4j_icount_stop(void);
+
+#define INLINE_SIZE 236 /* perftest's DEF_INLINE_SEND_RC_UC */
+#define RX_DEPTH 512    /* perftest's DEF_RX_SEND */
+
+static struct {
+	int event, ib_port, gid_index;
+	unsigned size, port;
+	unsigned long iters, warmup;
+	const char *device, *server;
+} opt = {.size = 64, .iters = 1000, .warmup = 1000, .port = 18515, .ib_port = 1, .gid_index = 1};
+
+struct endpoint {
+	uint32_t lid, qpn, psn;
+	union ibv_gid gid;
+};
+
+static void die(const char *what)
+{
+	fprintf(stderr, "send-lat-twin: %s: %s\n", what, strerror(errno ? errno : EIO));
+	exit(1);
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: send-lat-twin [-e] [-s SIZE] [-n ITERS] [-w WARMUP] [-p PORT] [-d DEVICE] [-i IB_PORT]"
+			" [-x GID_INDEX] [SERVER]\n");
+	exit(2);
+}
+
+static void full(int fd, void *buf, size_t len, int writing)
+{
+	char *p = buf;
+	while (len > 0) {
+		ssize_t n = writing ? write(fd, p, len) : read(fd, p, len);
+		if (n <= 0) {
+			errno = n == 0 ? EPIPE : errno;
+			die(writing ? "write to peer" : "read from peer");
+		}
+		p += n;
+		len -= n;
+	}
+}
+
+static int tcp_connect(void)
+{
+	char service[16];
+	struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE}, *ai;
+	int fd, one = 1;
+	snprintf(service, sizeof service, "%u", opt.port);
+	if (getaddrinfo(opt.server, service, &hints, &ai) != 0)
+		die("getaddrinfo");
+	fd = socket(ai->ai_family, ai->ai_socktype, 0);
+	if (fd < 0)
+		die("socket");
+	if (opt.server) {
+		/* the server may still be starting: retry for 60 s */
+		for (int tries = 0; connect(fd, ai->ai_addr, ai->ai_addrlen) != 0; tries++) {
+			if (tries == 600)
+				die("connect");
+			close(fd);
+			nanosleep(&(struct timespec){.tv_nsec = 100000000}, NULL);
+			fd = socket(ai->ai_family, ai->ai_socktype, 0);
+		}
+	} else {
+		int lfd = fd;
+		setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+		if (bind(lfd, ai->ai_addr, ai->ai_addrlen) != 0 || listen(lfd, 1) != 0)
+			die("listen");
+		fd = accept(lfd, NULL, NULL);
+		if (fd < 0)
+			die("accept");
+		close(lfd);
+	}
+	freeaddrinfo(ai);
+	return fd;
+}
+
+/* perftest's ctx_notify_events: the next event of the channel, acknowledged, and the CQ armed again */
+static void await_event(struct ibv_comp_channel *channel)
+{
+	struct ibv_cq *cq;
+	void *cq_context;
+	if (ibv_get_cq_event(channel, &cq, &cq_context))
+		die("ibv_get_cq_event");
+	ibv_ack_cq_events(cq, 1);
+	if (ibv_req_notify_cq(cq, 0))
+		die("ibv_req_notify_cq");
+}
+
+/* one completion of CQ: polled until it comes (busy), or after each event (-e) */
+static void take(struct ibv_cq *cq, struct ibv_comp_channel *channel, struct ibv_wc *wc, const char *what)
+{
+	int n;
+	do {
+		if (channel)
+			await_event(channel);
+		n = ibv_poll_cq(cq, 1, wc);
+	} while (n == 0);
+	if (n < 0) {
+		errno = EIO;
+		die(what);
+	}
+	if (wc->status != IBV_WC_SUCCESS) {
+		fprintf(stderr, "send-lat-twin: %s completion: %s\n", what, ibv_wc_status_str(wc->status));
+		exit(1);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	int c;
+	while ((c = getopt(argc, argv, "es:n:w:p:d:i:x:")) != -1) {
+		switch (c) {
+		case 'e': opt.event = 1; break;
+		case 's': opt.size = strtoul(optarg, NULL, 0); break;
+		case 'n': opt.iters = strtoul(optarg, NULL, 0); break;
+		case 'w': opt.warmup = strtoul(optarg, NULL, 0); break;
+		case 'p': opt.port = strtoul(optarg, NULL, 0); break;
+		case 'd': opt.device = optarg; break;
+		case 'i': opt.ib_port = atoi(optarg); break;
+		case 'x': opt.gid_index = atoi(optarg); break;
+		default: usage();
+		}
+	}
+	if (optind < argc)
+		opt.server = argv[optind++];
+	if (optind != argc || opt.iters == 0 || opt.size == 0)
+		usage();
+	int client = opt.server != NULL;
+	unsigned long total = opt.warmup + opt.iters;
+	int rx_depth = total < RX_DEPTH ? (int)total : RX_DEPTH;
+
+	struct ibv_device **list = ibv_get_device_list(NULL);
+	if (!list || !list[0])
+		die("no RDMA device");
+	struct ibv_device *dev = list[0];
+	for (int i = 0; opt.device && list[i]; i++)
+		if (strcmp(ibv_get_device_name(list[i]), opt.device) == 0)
+			dev = list[i];
+	struct ibv_context *ctx = ibv_open_device(dev);
+	if (!ctx)
+		die("ibv_open_device");
+	struct ibv_pd *pd = ibv_alloc_pd(ctx);
+	char *buf = calloc(2, opt.size);
+	struct ibv_mr *mr = pd && buf ? ibv_reg_mr(pd, buf, 2 * opt.size, IBV_ACCESS_LOCAL_WRITE) : NULL;
+	if (!mr)
+		die("ibv_reg_mr");
+	struct ibv_comp_channel *send_channel = NULL, *recv_channel = NULL;
+	if (opt.event) {
+		send_channel = ibv_create_comp_channel(ctx);
+		recv_channel = ibv_create_comp_channel(ctx);
+		if (!send_channel || !recv_channel)
+			die("ibv_create_comp_channel");
+	}
+	struct ibv_cq *send_cq = ibv_create_cq(ctx, 1, NULL, send_channel, 0);
+	struct ibv_cq *recv_cq = ibv_create_cq(ctx, rx_depth, NULL, recv_channel, 0);
+	if (!send_cq || !recv_cq)
+		die("ibv_create_cq");
+	if (opt.event && (ibv_req_notify_cq(send_cq, 0) || ibv_req_notify_cq(recv_cq, 0)))
+		die("ibv_req_notify_cq");
+	struct ibv_qp_init_attr init = {
+		.send_cq = send_cq, .recv_cq = recv_cq, .qp_type = IBV_QPT_RC,
+		.cap = {.max_send_wr = 1, .max_recv_wr = rx_depth, .max_send_sge = 1, .max_recv_sge = 1,
+			.max_inline_data = INLINE_SIZE},
+	};
+	struct ibv_qp *qp = ibv_create_qp(pd, &init);
+	if (!qp)
+		die("ibv_create_qp");
+	struct ibv_qp_attr attr = {.qp_state = IBV_QPS_INIT, .port_num = opt.ib_port, .qp_access_flags = 0};
+	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+		die("ibv_modify_qp INIT");
+
+	struct ibv_sge recv_sge = {.addr = (uintptr_t)buf + opt.size, .length = opt.size, .lkey = mr->lkey};
+	struct ibv_recv_wr recv_wr = {.sg_list = &recv_sge, .num_sge = 1}, *bad_recv;
+	for (int i = 0; i < rx_depth; i++) {
+		recv_wr.wr_id = i;
+		if (ibv_post_recv(qp, &recv_wr, &bad_recv))
+			die("ibv_post_recv");
+	}
+
+	struct ibv_port_attr port;
+	struct endpoint me = {.qpn = qp->qp_num}, peer;
+	if (ibv_query_port(ctx, opt.ib_port, &port) || ibv_query_gid(ctx, opt.ib_port, opt.gid_index, &me.gid))
+		die("ibv_query_port/gid");
+	me.lid = port.lid;
+	srand48(getpid() * time(NULL));
+	me.psn = lrand48() & 0xffffff;
+	int fd = tcp_connect();
+	full(fd, &me, sizeof me, 1);
+	full(fd, &peer, sizeof peer, 0);
+
+	attr = (struct ibv_qp_attr){
+		.qp_state = IBV_QPS_RTR, .path_mtu = port.active_mtu, .dest_qp_num = peer.qpn, .rq_psn = peer.psn,
+		.max_dest_rd_atomic = 1, .min_rnr_timer = 12,
+		.ah_attr = {.dlid = peer.lid, .port_num = opt.ib_port, .is_global = 1,
+			.grh = {.dgid = peer.gid, .sgid_index = opt.gid_index, .hop_limit = 1}},
+	};
+	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+			IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+		die("ibv_modify_qp RTR");
+	attr = (struct ibv_qp_attr){.qp_state = IBV_QPS_RTS, .timeout = 14, .retry_cnt = 7, .rnr_retry = 7,
+		.sq_psn = me.psn, .max_rd_atomic = 1};
+	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC))
+		die("ibv_modify_qp RTS");
+	char sync = 's';
+	full(fd, &sync, 1, 1); /* both QPs are ready to receive before either sends */
+	full(fd, &sync, 1, 0);
+
+	struct ibv_sge send_sge = {.addr = (uintptr_t)buf, .length = opt.size, .lkey = mr->lkey};
+	struct ibv_send_wr send_wr = {.sg_list = &send_sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+		.send_flags = IBV_SEND_SIGNALED | (opt.size <= INLINE_SIZE ? IBV_SEND_INLINE : 0)}, *bad_send;
+	struct ibv_wc wc;
+	unsigned long scnt = 0, rcnt = 0;
+	struct timespec t0, t1;
+	while (scnt < total || rcnt < total) {
+		if (rcnt < total && !(scnt < 1 && client)) {
+			take(recv_cq, recv_channel, &wc, "receive");
+			rcnt++;
+			if (rcnt + rx_depth <= total) {
+				recv_wr.wr_id = wc.wr_id;
+				if (ibv_post_recv(qp, &recv_wr, &bad_recv))
+					die("ibv_post_recv");
+			}
+		}
+		if (scnt < total) {
+			if (client && scnt == opt.warmup) {
+				clock_gettime(CLOCK_MONOTONIC, &t0);
+				rdma4j_icount_start();
+			}
+			scnt++;
+			if (ibv_post_send(qp, &send_wr, &bad_send))
+				die("ibv_post_send");
+			take(send_cq, send_channel, &wc, "send");
+		}
+	}
+	if (client) {
+		rdma4j_icount_stop();
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		double usec = ((t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec)) / 1e3;
+		printf("# send-lat-twin %s %u bytes: %lu iterations after %lu of warm-up, %.2f usec a round trip\n",
+				opt.event ? "event" : "busy", opt.size, opt.iters, opt.warmup, usec / opt.iters);
+	}
+	full(fd, &sync, 1, 1); /* neither side destroys its QP while the other may still need it */
+	full(fd, &sync, 1, 0);
+	close(fd);
+	ibv_destroy_qp(qp);
+	ibv_destroy_cq(send_cq);
+	ibv_destroy_cq(recv_cq);
+	if (opt.event) {
+		ibv_destroy_comp_channel(send_channel);
+		ibv_destroy_comp_channel(recv_channel);
+	}
+	ibv_dereg_mr(mr);
+	ibv_dealloc_pd(pd);
+	ibv_close_device(ctx);
+	ibv_free_device_list(list);
+	return 0;
+}
