@@ -105,7 +105,7 @@ warmups() {
 # WARMUP_TIME s at most, or `net-pingpong ...`, the short path's round trip after its --warmup round trips), whose
 # client marks its N measured iterations, against the C tool marked from outside at two lengths N1 and N2 and
 # counted over its polled span, or (no N2) against a C tool whose client marks its N1 measured iterations
-# itself (send-lat-twin)
+# itself (lat-twin)
 icount_case() {
 	local name=$1 args=$2 n=$3 ctool=$4 n1=$5 n2=${6:-} r before w rc key t0=$SECONDS
 	[[ $args != perf\ * ]] || args+=" -n $n --warmup-time $WARMUP_TIME"
@@ -139,10 +139,9 @@ icount_case() {
 }
 declare -A C_SPANS
 
-# twin_check_case NAME "TWIN ARGS" N "PERFTEST ARGS" N1 N2: send-lat-twin's busy loop (its own marks, N
-# iterations) in the rdma4j column against perftest's tool (two lengths, polled spans) in C's: the twin does
-# perftest's verbs calls, so the two should agree; this is the check that its event-mode figure stands for
-# perftest's
+# twin_check_case NAME "TWIN ARGS" N "PERFTEST ARGS" N1 N2: lat-twin's loop (its own marks, N iterations) in
+# the rdma4j column against perftest's tool (two lengths, polled spans) in C's: the twin does perftest's verbs
+# calls, so the two should agree; this is the check that its figures stand for perftest's
 twin_check_case() {
 	local name=$1 twin=$2 n=$3 ctool=$4 n1=$5 n2=$6 r before w t0=$SECONDS
 	for ((r = 1; r <= rounds; r++)); do
@@ -224,22 +223,31 @@ status=0
 echo "perf-compare --icount: $rounds rounds, interleaved rdma4j / C, in $(uname -r), JVM options ${RDMA4J_JAVA_OPTS:-none beyond bin/rdma4j}; results in $out" >&2
 cases=${PERF_COMPARE_CASES:-all}
 # all: the cases of issue 30's targets; rc_pingpong against ibv_rc_pingpong (pingpong, pingpong_e) and the check
-# of send-lat-twin against ib_send_lat (twin_check) only when named (the 30 minutes hold the targets' cases)
+# of lat-twin against perftest (twin_check) only when named (the 30 minutes hold the targets' cases)
 want() { [[ ($cases == all && $1 != pingpong* && $1 != twin_check) || ",$cases," == *",$1,"* ]]; }
-twin="$marks/send-lat-twin"
-want send_lat_64 && { icount_case "send_lat 64 B" "perf send_lat -s 64" 2000 "ib_send_lat -s 64" 1000 3000 || status=1; }
-want send_lat_4k && { icount_case "send_lat 4 KiB" "perf send_lat -s 4096" 2000 "ib_send_lat -s 4096" 1000 3000 || status=1; }
-want write_lat && { icount_case "write_lat 64 B" "perf write_lat -s 64" 2000 "ib_write_lat -s 64" 1000 3000 || status=1; }
-want read_lat && { icount_case "read_lat 64 B" "perf read_lat -s 64" 2000 "ib_read_lat -s 64" 1000 3000 || status=1; }
-want atomic_lat && { icount_case "atomic_lat FETCH_AND_ADD" "perf atomic_lat" 2000 "ib_atomic_lat" 1000 3000 || status=1; }
+# C's latency loops: lat-twin (scripts/lib/icount/lat_twin.c), perftest's loops with marks of their own, 1,000
+# iterations of warm-up: perftest's own tools, marked from outside and measured by the difference of two lengths,
+# gave C figures that moved by more than the whole user-space figure between rounds (docs/perf/instructions-2026-11-27.md);
+# twin_check compares the two
+twin="$marks/lat-twin"
+lat_case() { # NAME "RDMA4J ARGS" "TWIN ARGS"
+	icount_case "$1" "$2" 2000 "$twin $3 -n 2000 -w 1000" 2000
+}
+want send_lat_64 && { lat_case "send_lat 64 B" "perf send_lat -s 64" "send_lat -s 64" || status=1; }
+want send_lat_4k && { lat_case "send_lat 4 KiB" "perf send_lat -s 4096" "send_lat -s 4096" || status=1; }
+want write_lat && { lat_case "write_lat 64 B" "perf write_lat -s 64" "write_lat -s 64" || status=1; }
+want read_lat && { lat_case "read_lat 64 B" "perf read_lat -s 64" "read_lat -s 64" || status=1; }
+want atomic_lat && { lat_case "atomic_lat FETCH_AND_ADD" "perf atomic_lat" "atomic_lat" || status=1; }
 want write_bw_64 && { icount_case "write_bw 64 B" "perf write_bw -s 64" 5000 "ib_write_bw -s 64" 2000 6000 || status=1; }
 want write_bw_64k && { icount_case "write_bw 64 KiB" "perf write_bw -s 65536" 1000 "ib_write_bw -s 65536" 500 1500 || status=1; }
 want send_bw_4k && { icount_case "send_bw 4 KiB" "perf send_bw -s 4096" 5000 "ib_send_bw -s 4096" 2000 6000 || status=1; }
-# send_lat -e: C is send-lat-twin -e (perftest's loop; ib_send_lat -e hangs on rxe), 1,000 iterations of warm-up
-want send_lat_e && { icount_case "send_lat -e 64 B" "perf send_lat -e -s 64" 2000 "$twin -e -s 64 -n 2000 -w 1000" 2000 ||
-	status=1; }
-want twin_check && { twin_check_case "check: twin / ib_send_lat" "$twin -s 64 -w 1000" 2000 "ib_send_lat -s 64" 1000 3000 ||
-	status=1; }
+# send_lat -e: ib_send_lat -e hangs on rxe
+want send_lat_e && { lat_case "send_lat -e 64 B" "perf send_lat -e -s 64" "send_lat -e -s 64" || status=1; }
+if want twin_check; then
+	for t in send_lat write_lat read_lat; do
+		twin_check_case "check: twin/ib_$t" "$twin $t -s 64 -w 1000" 2000 "ib_$t -s 64" 1000 3000 || status=1
+	done
+fi
 want pingpong && { pingpong_case "rc_pingpong 64 B" "-g 1 -s 64" 3000 9000 || status=1; }
 want pingpong_e && { pingpong_case "rc_pingpong -e 64 B" "-g 1 -s 64 -e" 3000 9000 || status=1; }
 net="net-pingpong -s 64 --warmup $NET_WARMUP"

@@ -1,22 +1,28 @@
 /*
- * send_lat.c: send-lat-twin, the C side of scripts/perf-compare --icount's `send_lat -e` case: perftest's
- * ib_send_lat loop (run_iter_lat_send in perftest_resources.c, read, not copied), the same verbs calls in the
- * same order, with marks around its measured iterations. perftest's own `ib_send_lat -e` hangs on this guest's
- * rxe (both sides blocked in ibv_get_cq_event: docs/perf/event-mode-and-cold-2026-11-25.md), so its event-mode
- * figure needs a program that waits correctly; busy (without -e) it is checked against ib_send_lat itself.
+ * lat_twin.c: lat-twin, the C side of scripts/perf-compare --icount's latency cases: perftest's loops (read, not
+ * copied, from perftest_resources.c: run_iter_lat_send for send_lat, run_iter_lat for read_lat and atomic_lat,
+ * run_iter_lat_write for write_lat), the same verbs calls in the same order, with marks around the measured
+ * iterations of its own. perftest can only be marked from outside (a whole run, start-up, connection and its
+ * clock-rate sampling included), and its figure is the difference of two run lengths, which a loaded machine
+ * moves by thousands of instructions an iteration; and its `ib_send_lat -e` hangs on this guest's rxe (both
+ * sides blocked in ibv_get_cq_event: docs/perf/event-mode-and-cold-2026-11-25.md). scripts/perf-compare's
+ * twin_check case compares this program's busy send_lat with ib_send_lat's.
  *
- *   send-lat-twin [-e] [-s SIZE] [-n ITERS] [-w WARMUP] [-p PORT] [-d DEVICE] [-i IB_PORT] [-x GID_INDEX] [SERVER]
+ *   lat-twin TEST [-e] [-s SIZE] [-n ITERS] [-w WARMUP] [-p PORT] [-d DEVICE] [-i IB_PORT] [-x GID_INDEX] [SERVER]
  *
- * What it does, as perftest does for an RC send_lat: a send CQ and a receive CQ (with -e each on its own
- * completion channel, armed at creation), a QP with one send WR and min(512, WARMUP + ITERS) receive WRs posted
- * before the start, sends inline up to 236 bytes, each send signaled and its completion polled before the next
- * receive is waited for, a receive reposted while later messages still need one. The client sends first. Both
- * sides run WARMUP + ITERS iterations; the client marks (rdma4j_icount_start/stop, marks.c) from its post of
- * the first measured send to the end of its loop, so the plugin's window / ITERS is an iteration of the pair.
+ * TEST: send_lat (-e: event mode), write_lat, read_lat or atomic_lat (FETCH_AND_ADD of 8 bytes). As perftest does
+ * for RC: a send CQ and a receive CQ (with -e each on its own completion channel, armed at creation), one send
+ * WR, every request signaled and its completion polled before the loop goes on, writes and sends inline up to 236
+ * bytes; send_lat posts min(512, WARMUP + ITERS) receives first, reposts one while later messages still need it,
+ * and the client sends first; write_lat spins on the last byte of its buffer until the peer's write of iteration
+ * i set it to (char) i, then writes its own; read_lat and atomic_lat run on the client alone. Both sides run
+ * WARMUP + ITERS iterations; the client marks (rdma4j_icount_start/stop, marks.c) from its post of the first
+ * measured request to the end of its loop, so the plugin's window / ITERS is an iteration of the pair.
  * With -e, waiting is perftest's ctx_notify_events (ibv_get_cq_event, ibv_ack_cq_events, ibv_req_notify_cq)
  * followed by a poll, and one thing more than perftest: a poll that finds nothing waits for the next event
  * instead of going on without the completion (the step where perftest's -e loses one and blocks for good).
- * The QPs' endpoints (LID, QPN, PSN, GID) go over TCP; a last byte each way ends the run on both sides at once.
+ * The QPs' endpoints (LID, QPN, PSN, GID, buffer address and rkey) go over TCP; a last byte each way ends the run
+ * on both sides at once.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -37,7 +43,10 @@ void rdma4j_icount_stop(void);
 #define INLINE_SIZE 236 /* perftest's DEF_INLINE_SEND_RC_UC */
 #define RX_DEPTH 512    /* perftest's DEF_RX_SEND */
 
+enum test { SEND_LAT, WRITE_LAT, READ_LAT, ATOMIC_LAT };
+
 static struct {
+	enum test test;
 	int event, ib_port, gid_index;
 	unsigned size, port;
 	unsigned long iters, warmup;
@@ -45,19 +54,20 @@ static struct {
 } opt = {.size = 64, .iters = 1000, .warmup = 1000, .port = 18515, .ib_port = 1, .gid_index = 1};
 
 struct endpoint {
-	uint32_t lid, qpn, psn;
+	uint32_t lid, qpn, psn, rkey;
+	uint64_t addr;
 	union ibv_gid gid;
 };
 
 static void die(const char *what)
 {
-	fprintf(stderr, "send-lat-twin: %s: %s\n", what, strerror(errno ? errno : EIO));
+	fprintf(stderr, "lat-twin: %s: %s\n", what, strerror(errno ? errno : EIO));
 	exit(1);
 }
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: send-lat-twin [-e] [-s SIZE] [-n ITERS] [-w WARMUP] [-p PORT] [-d DEVICE] [-i IB_PORT]"
+	fprintf(stderr, "usage: lat-twin send_lat|write_lat|read_lat|atomic_lat [-e] [-s SIZE] [-n ITERS] [-w WARMUP] [-p PORT] [-d DEVICE] [-i IB_PORT]"
 			" [-x GID_INDEX] [SERVER]\n");
 	exit(2);
 }
@@ -136,7 +146,7 @@ static void take(struct ibv_cq *cq, struct ibv_comp_channel *channel, struct ibv
 		die(what);
 	}
 	if (wc->status != IBV_WC_SUCCESS) {
-		fprintf(stderr, "send-lat-twin: %s completion: %s\n", what, ibv_wc_status_str(wc->status));
+		fprintf(stderr, "lat-twin: %s completion: %s\n", what, ibv_wc_status_str(wc->status));
 		exit(1);
 	}
 }
@@ -144,6 +154,20 @@ static void take(struct ibv_cq *cq, struct ibv_comp_channel *channel, struct ibv
 int main(int argc, char **argv)
 {
 	int c;
+	if (argc < 2)
+		usage();
+	if (strcmp(argv[1], "send_lat") == 0)
+		opt.test = SEND_LAT;
+	else if (strcmp(argv[1], "write_lat") == 0)
+		opt.test = WRITE_LAT;
+	else if (strcmp(argv[1], "read_lat") == 0)
+		opt.test = READ_LAT;
+	else if (strcmp(argv[1], "atomic_lat") == 0)
+		opt.test = ATOMIC_LAT;
+	else
+		usage();
+	argv++;
+	argc--;
 	while ((c = getopt(argc, argv, "es:n:w:p:d:i:x:")) != -1) {
 		switch (c) {
 		case 'e': opt.event = 1; break;
@@ -159,7 +183,9 @@ int main(int argc, char **argv)
 	}
 	if (optind < argc)
 		opt.server = argv[optind++];
-	if (optind != argc || opt.iters == 0 || opt.size == 0)
+	if (opt.test == ATOMIC_LAT)
+		opt.size = 8;
+	if (optind != argc || opt.iters == 0 || opt.size == 0 || (opt.event && opt.test != SEND_LAT))
 		usage();
 	int client = opt.server != NULL;
 	unsigned long total = opt.warmup + opt.iters;
@@ -176,8 +202,14 @@ int main(int argc, char **argv)
 	if (!ctx)
 		die("ibv_open_device");
 	struct ibv_pd *pd = ibv_alloc_pd(ctx);
-	char *buf = calloc(2, opt.size);
-	struct ibv_mr *mr = pd && buf ? ibv_reg_mr(pd, buf, 2 * opt.size, IBV_ACCESS_LOCAL_WRITE) : NULL;
+	/* the first half is sent or written from (read into, for read_lat and atomic_lat), the second is received
+	 * or written into (read, added to) by the peer */
+	char *buf = aligned_alloc(64, 2 * ((opt.size + 63) / 64 * 64));
+	size_t half = (opt.size + 63) / 64 * 64;
+	if (buf)
+		memset(buf, 0, 2 * half);
+	struct ibv_mr *mr = pd && buf ? ibv_reg_mr(pd, buf, 2 * half, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC) : NULL;
 	if (!mr)
 		die("ibv_reg_mr");
 	struct ibv_comp_channel *send_channel = NULL, *recv_channel = NULL;
@@ -201,20 +233,21 @@ int main(int argc, char **argv)
 	struct ibv_qp *qp = ibv_create_qp(pd, &init);
 	if (!qp)
 		die("ibv_create_qp");
-	struct ibv_qp_attr attr = {.qp_state = IBV_QPS_INIT, .port_num = opt.ib_port, .qp_access_flags = 0};
+	struct ibv_qp_attr attr = {.qp_state = IBV_QPS_INIT, .port_num = opt.ib_port,
+		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC};
 	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
 		die("ibv_modify_qp INIT");
 
-	struct ibv_sge recv_sge = {.addr = (uintptr_t)buf + opt.size, .length = opt.size, .lkey = mr->lkey};
+	struct ibv_sge recv_sge = {.addr = (uintptr_t)buf + half, .length = opt.size, .lkey = mr->lkey};
 	struct ibv_recv_wr recv_wr = {.sg_list = &recv_sge, .num_sge = 1}, *bad_recv;
-	for (int i = 0; i < rx_depth; i++) {
+	for (int i = 0; opt.test == SEND_LAT && i < rx_depth; i++) {
 		recv_wr.wr_id = i;
 		if (ibv_post_recv(qp, &recv_wr, &bad_recv))
 			die("ibv_post_recv");
 	}
 
 	struct ibv_port_attr port;
-	struct endpoint me = {.qpn = qp->qp_num}, peer;
+	struct endpoint me = {.qpn = qp->qp_num, .rkey = mr->rkey, .addr = (uintptr_t)buf + half}, peer;
 	if (ibv_query_port(ctx, opt.ib_port, &port) || ibv_query_gid(ctx, opt.ib_port, opt.gid_index, &me.gid))
 		die("ibv_query_port/gid");
 	me.lid = port.lid;
@@ -245,10 +278,57 @@ int main(int argc, char **argv)
 	struct ibv_sge send_sge = {.addr = (uintptr_t)buf, .length = opt.size, .lkey = mr->lkey};
 	struct ibv_send_wr send_wr = {.sg_list = &send_sge, .num_sge = 1, .opcode = IBV_WR_SEND,
 		.send_flags = IBV_SEND_SIGNALED | (opt.size <= INLINE_SIZE ? IBV_SEND_INLINE : 0)}, *bad_send;
+	if (opt.test == WRITE_LAT) {
+		send_wr.opcode = IBV_WR_RDMA_WRITE;
+		send_wr.wr.rdma.remote_addr = peer.addr;
+		send_wr.wr.rdma.rkey = peer.rkey;
+	} else if (opt.test == READ_LAT) {
+		send_wr.opcode = IBV_WR_RDMA_READ;
+		send_wr.send_flags = IBV_SEND_SIGNALED; /* perftest: no inline reads */
+		send_wr.wr.rdma.remote_addr = peer.addr;
+		send_wr.wr.rdma.rkey = peer.rkey;
+	} else if (opt.test == ATOMIC_LAT) {
+		send_wr.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
+		send_wr.send_flags = IBV_SEND_SIGNALED;
+		send_wr.wr.atomic.remote_addr = peer.addr;
+		send_wr.wr.atomic.rkey = peer.rkey;
+		send_wr.wr.atomic.compare_add = 1;
+	}
 	struct ibv_wc wc;
 	unsigned long scnt = 0, rcnt = 0;
 	struct timespec t0, t1;
-	while (scnt < total || rcnt < total) {
+	if (opt.test == READ_LAT || opt.test == ATOMIC_LAT) { /* run_iter_lat: the client alone */
+		for (; client && scnt < total; scnt++) {
+			if (scnt == opt.warmup) {
+				clock_gettime(CLOCK_MONOTONIC, &t0);
+				rdma4j_icount_start();
+			}
+			if (ibv_post_send(qp, &send_wr, &bad_send))
+				die("ibv_post_send");
+			take(send_cq, NULL, &wc, opt.test == READ_LAT ? "read" : "atomic");
+		}
+		rcnt = total; /* the server's loop is empty */
+		scnt = total;
+	}
+	volatile char *poll_byte = buf + half + opt.size - 1, *post_byte = buf + opt.size - 1;
+	while (opt.test == WRITE_LAT && (scnt < total || rcnt < total)) { /* run_iter_lat_write */
+		if (rcnt < total && !(scnt < 1 && !client)) {
+			rcnt++;
+			while (*poll_byte != (char)rcnt)
+				;
+		}
+		if (scnt < total) {
+			if (client && scnt == opt.warmup) {
+				clock_gettime(CLOCK_MONOTONIC, &t0);
+				rdma4j_icount_start();
+			}
+			*post_byte = (char)++scnt;
+			if (ibv_post_send(qp, &send_wr, &bad_send))
+				die("ibv_post_send");
+			take(send_cq, NULL, &wc, "write");
+		}
+	}
+	while (scnt < total || rcnt < total) { /* run_iter_lat_send */
 		if (rcnt < total && !(scnt < 1 && client)) {
 			take(recv_cq, recv_channel, &wc, "receive");
 			rcnt++;
@@ -273,8 +353,9 @@ int main(int argc, char **argv)
 		rdma4j_icount_stop();
 		clock_gettime(CLOCK_MONOTONIC, &t1);
 		double usec = ((t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec)) / 1e3;
-		printf("# send-lat-twin %s %u bytes: %lu iterations after %lu of warm-up, %.2f usec a round trip\n",
-				opt.event ? "event" : "busy", opt.size, opt.iters, opt.warmup, usec / opt.iters);
+		static const char *const names[] = {"send_lat", "write_lat", "read_lat", "atomic_lat"};
+		printf("# lat-twin %s%s %u bytes: %lu iterations after %lu of warm-up, %.2f usec an iteration\n",
+				names[opt.test], opt.event ? " -e" : "", opt.size, opt.iters, opt.warmup, usec / opt.iters);
 	}
 	full(fd, &sync, 1, 1); /* neither side destroys its QP while the other may still need it */
 	full(fd, &sync, 1, 0);
