@@ -34,6 +34,8 @@ public final class WorkCompletions implements AutoCloseable {
     private final long[] offsets;
     private final dev.rdma4j.internal.Access.QpDriver[] drivers;
     private final boolean[] receives;
+    /** {@link #get}'s copy of one entry (the batch has one owner). */
+    private final long[] words = new long[WcView.WORDS];
 
     /**
      * Allocates room for {@code capacity} completions.
@@ -105,11 +107,16 @@ public final class WorkCompletions implements AutoCloseable {
      * @return the bytes, or null for sends
      */
     public MemorySegment buffer(int i) {
-        MemoryRegion r = regions[check(i)];
+        check(i);
+        return buffer(i, WcView.byteLen(wcs, i));
+    }
+
+    private MemorySegment buffer(int i, int byteLen) {
+        MemoryRegion r = regions[i];
         if (r == null) {
             return null;
         }
-        long len = Math.min(Integer.toUnsignedLong(WcView.byteLen(wcs, i)), r.length() - offsets[i]);
+        long len = Math.min(Integer.toUnsignedLong(byteLen), r.length() - offsets[i]);
         return r.segment().asSlice(offsets[i], len);
     }
 
@@ -324,11 +331,16 @@ public final class WorkCompletions implements AutoCloseable {
      */
     public WorkCompletion get(int i) {
         check(i);
-        return new WorkCompletion(WcView.wrId(wcs, i), WcStatus.of(WcView.status(wcs, i)), opcode(i),
-                WcView.byteLen(wcs, i), WcView.immData(wcs, i),
-                (WcView.wcFlags(wcs, i) & FLAG_WITH_IMM) != 0, WcView.qpNum(wcs, i), WcView.srcQp(wcs, i),
-                WcView.wcFlags(wcs, i), WcView.pkeyIndex(wcs, i), WcView.slid(wcs, i), WcView.sl(wcs, i),
-                WcView.vendorErr(wcs, i), WcView.status(wcs, i) == 0 ? buffer(i) : null, receives[i]);
+        long[] w = words;
+        WcView.copy(wcs, i, w); // one copy of the entry, its fields decoded from it
+        int status = WcView.status(w);
+        int flags = WcView.wcFlags(w);
+        int byteLen = WcView.byteLen(w);
+        return new WorkCompletion(WcView.wrId(w), WcStatus.of(status),
+                opcodeOf(WcOpcode.of(WcView.opcode(w)), receives[i]), byteLen, WcView.immData(w),
+                (flags & FLAG_WITH_IMM) != 0, WcView.qpNum(w), WcView.srcQp(w), flags, WcView.pkeyIndex(w),
+                WcView.slid(w), WcView.sl(w), WcView.vendorErr(w), status == 0 ? buffer(i, byteLen) : null,
+                receives[i]);
     }
 
     /**

@@ -6,7 +6,16 @@ package dev.rdma4j.internal;
  * Not exported.
  */
 public final class EngineThreads {
-    private static final ThreadLocal<String> NAME = new ThreadLocal<>();
+    /**
+     * A thread's mark, changed in place: a waiting caller marks and unmarks itself around every dispatch (see
+     * {@code CompletionEngine.pollWhileWaiting}), and {@code ThreadLocal.set}/{@code remove} there made a map entry
+     * (a weak reference) and cleared it again each time.
+     */
+    private static final class Mark {
+        String engine;
+    }
+
+    private static final ThreadLocal<Mark> MARK = ThreadLocal.withInitial(Mark::new);
 
     private EngineThreads() {
     }
@@ -18,12 +27,9 @@ public final class EngineThreads {
      * @return the mark before
      */
     public static String markCurrent(String engine) {
-        String before = NAME.get();
-        if (engine == null) {
-            NAME.remove();
-        } else {
-            NAME.set(engine);
-        }
+        Mark m = MARK.get();
+        String before = m.engine;
+        m.engine = engine;
         return before;
     }
 
@@ -33,7 +39,7 @@ public final class EngineThreads {
      * @return true if marked
      */
     public static boolean isMarked() {
-        return NAME.get() != null;
+        return MARK.get().engine != null;
     }
 
     /**
@@ -42,7 +48,7 @@ public final class EngineThreads {
      * @param method what would block, for the message
      */
     public static void refuseBlocking(String method) {
-        String engine = NAME.get();
+        String engine = MARK.get().engine;
         if (engine != null) {
             throw new IllegalStateException(method + " blocks and was called on the thread of completion engine "
                     + engine + ", where it would stop every other completion: call it from another thread");

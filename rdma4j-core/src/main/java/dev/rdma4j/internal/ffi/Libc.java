@@ -50,27 +50,44 @@ public final class Libc {
 
     private static final Linker.Option ERRNO = Linker.Option.captureCallState("errno");
     private static final SymbolLookup C = Native.LINKER.defaultLookup();
-    private static final MethodHandle EPOLL_CREATE1 = h("epoll_create1", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
-    private static final MethodHandle EPOLL_CTL = h("epoll_ctl",
-            FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS));
-    private static final MethodHandle EPOLL_WAIT = h("epoll_wait",
-            FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT));
-    private static final MethodHandle POLL = h("poll", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT));
     /*
-     * epoll_wait and poll without the errno capture, for the engine's every turn: a captured call slices the
-     * capture segment each time, an allocation that C1 (the guest's compiler) does not elide. errno is read,
-     * through the capturing twin, only after a failure.
+     * The downcall handles, in holders by use, each made when first used: a handle costs class generation at
+     * start-up (~0.05 s each in the emulated guest), and opening a device needs fcntl alone (devinfo, the tools).
      */
-    private static final MethodHandle EPOLL_WAIT_PLAIN = Native.LINKER.downcallHandle(C.find("epoll_wait")
-            .orElseThrow(), FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT));
-    private static final MethodHandle POLL_PLAIN = Native.LINKER.downcallHandle(C.find("poll").orElseThrow(),
-            FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT));
-    private static final MethodHandle EVENTFD = h("eventfd", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
-    private static final MethodHandle FCNTL = Native.LINKER.downcallHandle(C.find("fcntl").orElseThrow(),
-            FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT), ERRNO, Linker.Option.firstVariadicArg(2));
-    private static final MethodHandle READ = h("read", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG));
-    private static final MethodHandle WRITE = h("write", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG));
-    private static final MethodHandle CLOSE = h("close", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+    private static final class Epoll {
+        static final MethodHandle CREATE1 = h("epoll_create1", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+        static final MethodHandle CTL = h("epoll_ctl", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT,
+                ADDRESS));
+        static final MethodHandle WAIT = h("epoll_wait", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT,
+                JAVA_INT));
+        /*
+         * epoll_wait without the errno capture, for the engine's every turn: a captured call slices the capture
+         * segment each time, an allocation that C1 (the guest's compiler) does not elide. errno is read, through
+         * the capturing twin, only after a failure.
+         */
+        static final MethodHandle WAIT_PLAIN = Native.LINKER.downcallHandle(C.find("epoll_wait").orElseThrow(),
+                FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT));
+    }
+
+    private static final class Poll {
+        static final MethodHandle POLL = h("poll", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT));
+        /** poll without the errno capture, as epoll_wait's. */
+        static final MethodHandle PLAIN = Native.LINKER.downcallHandle(C.find("poll").orElseThrow(),
+                FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT));
+    }
+
+    private static final class Fd {
+        static final MethodHandle EVENTFD = h("eventfd", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
+        static final MethodHandle READ = h("read", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG));
+        static final MethodHandle WRITE = h("write", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG));
+        static final MethodHandle CLOSE = h("close", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+    }
+
+    private static final class Fcntl {
+        static final MethodHandle FCNTL = Native.LINKER.downcallHandle(C.find("fcntl").orElseThrow(),
+                FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT), ERRNO,
+                Linker.Option.firstVariadicArg(2));
+    }
 
     private Libc() {
     }
@@ -94,7 +111,7 @@ public final class Libc {
     public static int epollCreate() {
         MemorySegment s = SLOT.get();
         try {
-            return result((int) EPOLL_CREATE1.invokeExact(s, EPOLL_CLOEXEC), s);
+            return result((int) Epoll.CREATE1.invokeExact(s, EPOLL_CLOEXEC), s);
         } catch (Throwable t) {
             throw Native.rethrow(t);
         }
@@ -106,7 +123,7 @@ public final class Libc {
         scratch.set(ValueLayout.JAVA_INT, 0, events);
         scratch.set(ValueLayout.JAVA_LONG_UNALIGNED, 4, data);
         try {
-            return result((int) EPOLL_CTL.invokeExact(s, epfd, op, fd, scratch), s);
+            return result((int) Epoll.CTL.invokeExact(s, epfd, op, fd, scratch), s);
         } catch (Throwable t) {
             throw Native.rethrow(t);
         }
@@ -119,12 +136,12 @@ public final class Libc {
      */
     public static int epollWait(int epfd, MemorySegment events, int max, int timeoutMs) {
         try {
-            int n = (int) EPOLL_WAIT_PLAIN.invokeExact(epfd, events, max, timeoutMs);
+            int n = (int) Epoll.WAIT_PLAIN.invokeExact(epfd, events, max, timeoutMs);
             if (n >= 0) {
                 return n;
             }
             MemorySegment s = SLOT.get();
-            return result((int) EPOLL_WAIT.invokeExact(s, epfd, events, max, 0), s);
+            return result((int) Epoll.WAIT.invokeExact(s, epfd, events, max, 0), s);
         } catch (Throwable t) {
             throw Native.rethrow(t);
         }
@@ -139,7 +156,7 @@ public final class Libc {
         pollfd.set(ValueLayout.JAVA_SHORT, 4, (short) POLLIN);
         pollfd.set(ValueLayout.JAVA_SHORT, 6, (short) 0);
         try {
-            return (int) POLL_PLAIN.invokeExact(pollfd, 1L, 0) != 0;
+            return (int) Poll.PLAIN.invokeExact(pollfd, 1L, 0) != 0;
         } catch (Throwable t) {
             throw Native.rethrow(t);
         }
@@ -155,7 +172,7 @@ public final class Libc {
         pollfd.set(ValueLayout.JAVA_SHORT, 4, (short) events);
         pollfd.set(ValueLayout.JAVA_SHORT, 6, (short) 0);
         try {
-            return result((int) POLL.invokeExact(s, pollfd, 1L, timeoutMs), s);
+            return result((int) Poll.POLL.invokeExact(s, pollfd, 1L, timeoutMs), s);
         } catch (Throwable t) {
             throw Native.rethrow(t);
         }
@@ -172,7 +189,7 @@ public final class Libc {
     public static int eventfd() {
         MemorySegment s = SLOT.get();
         try {
-            return result((int) EVENTFD.invokeExact(s, 0, EFD_NONBLOCK | EFD_CLOEXEC), s);
+            return result((int) Fd.EVENTFD.invokeExact(s, 0, EFD_NONBLOCK | EFD_CLOEXEC), s);
         } catch (Throwable t) {
             throw Native.rethrow(t);
         }
@@ -182,11 +199,11 @@ public final class Libc {
     public static int setNonBlocking(int fd) {
         MemorySegment s = SLOT.get();
         try {
-            int flags = (int) FCNTL.invokeExact(s, fd, F_GETFL, 0);
+            int flags = (int) Fcntl.FCNTL.invokeExact(s, fd, F_GETFL, 0);
             if (flags < 0) {
                 return -Native.errno(s);
             }
-            return result((int) FCNTL.invokeExact(s, fd, F_SETFL, flags | O_NONBLOCK), s);
+            return result((int) Fcntl.FCNTL.invokeExact(s, fd, F_SETFL, flags | O_NONBLOCK), s);
         } catch (Throwable t) {
             throw Native.rethrow(t);
         }
@@ -195,7 +212,7 @@ public final class Libc {
     public static int getFlags(int fd) {
         MemorySegment s = SLOT.get();
         try {
-            return result((int) FCNTL.invokeExact(s, fd, F_GETFL, 0), s);
+            return result((int) Fcntl.FCNTL.invokeExact(s, fd, F_GETFL, 0), s);
         } catch (Throwable t) {
             throw Native.rethrow(t);
         }
@@ -204,7 +221,7 @@ public final class Libc {
     public static int read(int fd, MemorySegment buf, long n) {
         MemorySegment s = SLOT.get();
         try {
-            return result((long) READ.invokeExact(s, fd, buf, n), s);
+            return result((long) Fd.READ.invokeExact(s, fd, buf, n), s);
         } catch (Throwable t) {
             throw Native.rethrow(t);
         }
@@ -213,7 +230,7 @@ public final class Libc {
     public static int write(int fd, MemorySegment buf, long n) {
         MemorySegment s = SLOT.get();
         try {
-            return result((long) WRITE.invokeExact(s, fd, buf, n), s);
+            return result((long) Fd.WRITE.invokeExact(s, fd, buf, n), s);
         } catch (Throwable t) {
             throw Native.rethrow(t);
         }
@@ -222,7 +239,7 @@ public final class Libc {
     public static int close(int fd) {
         MemorySegment s = SLOT.get();
         try {
-            return result((int) CLOSE.invokeExact(s, fd), s);
+            return result((int) Fd.CLOSE.invokeExact(s, fd), s);
         } catch (Throwable t) {
             throw Native.rethrow(t);
         }

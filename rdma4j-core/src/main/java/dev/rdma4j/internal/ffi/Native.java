@@ -19,9 +19,14 @@ public final class Native {
     private static final VarHandle ERRNO = CALL_STATE.varHandle(
             java.lang.foreign.MemoryLayout.PathElement.groupElement("errno"));
     private static final Linker.Option CAPTURE_ERRNO = Linker.Option.captureCallState("errno");
-    private static final MethodHandle STRERROR_R = LINKER.downcallHandle(
-            LINKER.defaultLookup().find("strerror_r").orElseThrow(),
-            FunctionDescriptor.of(ValueLayout.ADDRESS, ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG));
+
+    /** strerror_r, made when an error is first described (a handle costs class generation at start-up). */
+    private static final class Strerror {
+        static final MethodHandle STRERROR_R = LINKER.downcallHandle(
+                LINKER.defaultLookup().find("strerror_r").orElseThrow(),
+                FunctionDescriptor.of(ValueLayout.ADDRESS, ValueLayout.JAVA_INT, ValueLayout.ADDRESS,
+                        ValueLayout.JAVA_LONG));
+    }
 
     private Native() {
     }
@@ -56,7 +61,7 @@ public final class Native {
     public static String strerror(int errno) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment buf = arena.allocate(256);
-            MemorySegment text = (MemorySegment) STRERROR_R.invokeExact(errno, buf, 256L);
+            MemorySegment text = (MemorySegment) Strerror.STRERROR_R.invokeExact(errno, buf, 256L);
             return text.reinterpret(256).getString(0);
         } catch (Throwable t) {
             return "errno " + errno;
