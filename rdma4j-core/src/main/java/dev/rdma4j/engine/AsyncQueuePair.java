@@ -118,7 +118,7 @@ public final class AsyncQueuePair implements AutoCloseable {
      * @return the future completion
      */
     public CompletableFuture<WorkCompletion> sendAsync(MemoryRegion region, long offset, int length) {
-        return postSend("send", NOW_OR_FAIL, (b, id) -> b.send(id, region, offset, length));
+        return postSend("send", NOW_OR_FAIL, new SendEncoder(region, offset, length));
     }
 
     /**
@@ -425,7 +425,7 @@ public final class AsyncQueuePair implements AutoCloseable {
      */
     public WorkCompletion send(MemoryRegion region, long offset, int length, java.time.Duration timeout)
             throws java.io.IOException, InterruptedException {
-        return awaitSend("send", timeout, (b, id) -> b.send(id, region, offset, length));
+        return awaitSend("send", timeout, new SendEncoder(region, offset, length));
     }
 
     /**
@@ -762,58 +762,78 @@ public final class AsyncQueuePair implements AutoCloseable {
         void encode(SendBatch batch, long wrId);
     }
 
+    /**
+     * A plain send's encoder: a class, not a lambda, as is every object made per request on the paths of
+     * {@link #sendAsync(MemoryRegion, long, int)} and {@link #receiveAsync}: under C1 (the guest's compiler, or
+     * a JVM run with {@code -XX:TieredStopAtLevel=1}) a capturing lambda is made through a method handle and a
+     * runtime call (~10 times a {@code new}; C2 makes it a {@code new}).
+     */
+    private record SendEncoder(MemoryRegion region, long offset, int length) implements Encoder {
+        @Override
+        public void encode(SendBatch batch, long wrId) {
+            batch.send(wrId, region, offset, length);
+        }
+    }
+
     private CompletableFuture<WorkCompletion> postSend(String what, long roomNanos, Encoder encoder) {
-        return post(what, roomNanos, sendRoom, () -> {
-            CompletableFuture<WorkCompletion> f = new CompletableFuture<>();
-            long id = pending.allocate(new PendingRequests.Pending(f, what, sendRoom));
-            if (id < 0) {
-                return noSlot(f, sendRoom);
-            }
-            sendLock.lock();
-            try {
-                send.clear();
-                encoder.encode(send, id);
-                ACCESS.post(qp, send); // a refusal throws with the QP's reason (e.g. a UD send without address handle)
-            } catch (VerbsException | RuntimeException e) {
-                fail(id, e);
-            } finally {
-                sendLock.unlock();
-            }
-            return f;
-        });
+        CompletableFuture<WorkCompletion> refused = admit(what, roomNanos, sendRoom, 1);
+        return refused != null ? refused : handOut(sendBody(what, encoder));
+    }
+
+    private CompletableFuture<WorkCompletion> sendBody(String what, Encoder encoder) {
+        CompletableFuture<WorkCompletion> f = new CompletableFuture<>();
+        long id = pending.allocate(new PendingRequests.Pending(f, what, sendRoom));
+        if (id < 0) {
+            return noSlot(f, sendRoom);
+        }
+        sendLock.lock();
+        try {
+            send.clear();
+            encoder.encode(send, id);
+            ACCESS.post(qp, send); // a refusal throws with the QP's reason (e.g. a UD send without address handle)
+        } catch (VerbsException | RuntimeException e) {
+            fail(id, e);
+        } finally {
+            sendLock.unlock();
+        }
+        return f;
     }
 
     private CompletableFuture<WorkCompletion> postReceive(long roomNanos, MemoryRegion region, long offset,
             int length) {
-        return post("receive", roomNanos, recvRoom, () -> {
-            CompletableFuture<WorkCompletion> f = new CompletableFuture<>();
-            long id = pending.allocate(new PendingRequests.Pending(f, "receive", recvRoom));
-            if (id < 0) {
-                return noSlot(f, recvRoom);
-            }
-            recvLock.lock();
-            try {
-                ACCESS.post(qp, recv.clear().receive(id, region, offset, length));
-            } catch (VerbsException | RuntimeException e) {
-                fail(id, e);
-            } finally {
-                recvLock.unlock();
-            }
-            return f;
-        });
+        CompletableFuture<WorkCompletion> refused = admit("receive", roomNanos, recvRoom, 1);
+        return refused != null ? refused : handOut(receiveBody(region, offset, length));
+    }
+
+    private CompletableFuture<WorkCompletion> receiveBody(MemoryRegion region, long offset, int length) {
+        CompletableFuture<WorkCompletion> f = new CompletableFuture<>();
+        long id = pending.allocate(new PendingRequests.Pending(f, "receive", recvRoom));
+        if (id < 0) {
+            return noSlot(f, recvRoom);
+        }
+        recvLock.lock();
+        try {
+            ACCESS.post(qp, recv.clear().receive(id, region, offset, length));
+        } catch (VerbsException | RuntimeException e) {
+            fail(id, e);
+        } finally {
+            recvLock.unlock();
+        }
+        return f;
     }
 
     /**
      * Takes queue room (now, or waiting up to {@code roomNanos}; {@link #NOW_OR_FAIL} for the async forms)
      * and posts with {@code body}; returns the caller's copy of the request's future.
      */
-    private CompletableFuture<WorkCompletion> post(String what, long roomNanos, Semaphore room,
-            java.util.function.Supplier<CompletableFuture<WorkCompletion>> body) {
-        return post(what, roomNanos, room, 1, body);
-    }
-
     private CompletableFuture<WorkCompletion> post(String what, long roomNanos, Semaphore room, int permits,
             java.util.function.Supplier<CompletableFuture<WorkCompletion>> body) {
+        CompletableFuture<WorkCompletion> refused = admit(what, roomNanos, room, permits);
+        return refused != null ? refused : handOut(body.get());
+    }
+
+    /** {@link #post}'s checks and its taking of queue room: null when the request may be posted, else its failure. */
+    private CompletableFuture<WorkCompletion> admit(String what, long roomNanos, Semaphore room, int permits) {
         if (closed.get()) {
             return CompletableFuture.failedFuture(new IllegalStateException(qp + " is closed"));
         }
@@ -841,9 +861,14 @@ public final class AsyncQueuePair implements AutoCloseable {
             return CompletableFuture.failedFuture(Native.fail(what.equals("receive") ? "ibv_post_recv" : "ibv_post_send",
                     ENOMEM, "queue full: " + what + " on " + qp));
         }
-        // The room is given back when the request leaves the device's queue (completed, failed to post,
-        // flushed), never by the caller: the caller gets a copy, whose cancellation changes nothing here.
-        CompletableFuture<WorkCompletion> f = body.get();
+        return null;
+    }
+
+    /**
+     * The caller's copy of a posted request's future. The room is given back when the request leaves the device's
+     * queue (completed, failed to post, flushed), never by the caller: the copy's cancellation changes nothing here.
+     */
+    private CompletableFuture<WorkCompletion> handOut(CompletableFuture<WorkCompletion> f) {
         if (engine.isClosed() || broken != null) { // meanwhile: the sweep of pending requests may have missed it
             failPending(engine.isClosed() ? "completion engine closed" : "its completion queue failed", broken);
         }

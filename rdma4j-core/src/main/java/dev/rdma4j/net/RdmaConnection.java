@@ -97,6 +97,10 @@ public final class RdmaConnection implements AutoCloseable {
     private int unacknowledged;
     /** Signalled when {@link #unacknowledged} drops to 0, for {@link #close()}'s linger. */
     private final java.util.concurrent.locks.Condition allAcknowledged = sendLock.newCondition();
+    /** Gives a delivered message's buffer back ({@link #repost}); made once, as {@link #onAcknowledged}. */
+    private final Message.Release reposter = this::repost;
+    /** A send that {@link #send} returned for completed ({@link #acknowledged}). */
+    private final java.util.function.BiConsumer<Object, Throwable> onAcknowledged = (v, e) -> acknowledged();
 
     private ProtectionDomain pd;
     private MemoryRegion sendRegion;
@@ -315,12 +319,62 @@ public final class RdmaConnection implements AutoCloseable {
             end(receiveFailure(e));
             return;
         }
-        f.whenComplete((wc, e) -> received(slot, wc, e));
+        f.whenComplete(new Received(slot));
+    }
+
+    /*
+     * The callbacks made per message are classes, not lambdas: under C1 (the guest's compiler, or a JVM run with
+     * -XX:TieredStopAtLevel=1) a capturing lambda is made through a method handle and a runtime call, ~10 times a
+     * `new` (C2 makes it a `new`); those that capture nothing per message are made once.
+     */
+
+    /** A posted receive's completion (engine thread). */
+    private final class Received implements java.util.function.BiConsumer<WorkCompletion, Throwable> {
+        private final int slot;
+
+        Received(int slot) {
+            this.slot = slot;
+        }
+
+        @Override
+        public void accept(WorkCompletion wc, Throwable e) {
+            received(slot, wc, e);
+        }
+    }
+
+    /** A posted send's completion: {@link #sent}. */
+    private final class Sent implements java.util.function.BiConsumer<WorkCompletion, Throwable> {
+        private final int slot;
+        private final CompletableFuture<Void> result;
+
+        Sent(int slot, CompletableFuture<Void> result) {
+            this.slot = slot;
+            this.result = result;
+        }
+
+        @Override
+        public void accept(WorkCompletion wc, Throwable e) {
+            sent(slot, result, e);
+        }
+    }
+
+    /** A receive's deadline passed: the exception {@link #receive(Duration)} throws. */
+    private final class ReceiveTimeout implements java.util.function.Supplier<IOException> {
+        private final Duration timeout;
+
+        ReceiveTimeout(Duration timeout) {
+            this.timeout = timeout;
+        }
+
+        @Override
+        public IOException get() {
+            return new SocketTimeoutException("no message arrived on " + name + " within " + timeout);
+        }
     }
 
     private void received(int slot, WorkCompletion wc, Throwable e) {
         if (e == null && wc.isSuccess()) {
-            deliver(new Message(this::repost, slot, recvRegion.segment().asSlice((long) slot * size,
+            deliver(new Message(reposter, slot, recvRegion.segment().asSlice((long) slot * size,
                     wc.byteLength())));
         } else {
             end(receiveFailure(e != null ? e : new WorkRequestException("receive", wc)));
@@ -480,8 +534,7 @@ public final class RdmaConnection implements AutoCloseable {
         EngineThreads.refuseBlocking("RdmaConnection.receive");
         ensureOpen();
         CompletableFuture<Message> f = receiveAsync();
-        return await(f, pollWhileWaiting(recvCq, f, t), "receive",
-                () -> new SocketTimeoutException("no message arrived on " + name + " within " + timeout));
+        return await(f, pollWhileWaiting(recvCq, f, t), "receive", new ReceiveTimeout(timeout));
     }
 
     /**
@@ -525,7 +578,7 @@ public final class RdmaConnection implements AutoCloseable {
         } finally {
             sendLock.unlock();
         }
-        posted.whenComplete((wc, e) -> sent(slot, result, e));
+        posted.whenComplete(new Sent(slot, result));
         return true;
     }
 
@@ -597,7 +650,7 @@ public final class RdmaConnection implements AutoCloseable {
             } finally {
                 sendLock.unlock();
             }
-            f.whenComplete((v, e) -> acknowledged());
+            f.whenComplete(onAcknowledged);
             return;
         }
         await(f, pollWhileWaiting(sendCq, f, t), "send",
@@ -700,7 +753,7 @@ public final class RdmaConnection implements AutoCloseable {
             }
             if (!posted.isDone()) {
                 CompletableFuture<Void> r = next.result();
-                posted.whenComplete((wc, x) -> sent(slot, r, x));
+                posted.whenComplete(new Sent(slot, r));
                 return;
             }
             result = next.result();

@@ -45,60 +45,84 @@ public final class WcView {
         MemorySegment.copy(wcs, ValueLayout.JAVA_LONG, i * SIZE, words, 0, WORDS);
     }
 
-    /** The {@code bytes} bytes at {@code offset} of a copied entry, in the low bits. */
-    private static long field(long[] words, long offset, int bytes) {
-        long word = words[(int) (offset >>> 3)];
-        long at = offset & 7;
-        return word >>> (LITTLE_ENDIAN ? at * 8 : (Long.BYTES - bytes - at) * 8);
+    /** Where a field lies in a copied entry: its word (high 32 bits) and its shift in that word (low). */
+    private static long at(long offset, int bytes) {
+        long within = offset & 7;
+        return (offset >>> 3) << 32 | (LITTLE_ENDIAN ? within * 8 : (Long.BYTES - bytes - within) * 8);
     }
 
+    // constants, so that each reader below is small enough for C1 to inline: a word, a shift, a cast
+    private static final int STATUS_W = (int) (at(STATUS, 4) >>> 32);
+    private static final int STATUS_S = (int) at(STATUS, 4);
+    private static final int OPCODE_W = (int) (at(OPCODE, 4) >>> 32);
+    private static final int OPCODE_S = (int) at(OPCODE, 4);
+    private static final int VENDOR_ERR_W = (int) (at(VENDOR_ERR, 4) >>> 32);
+    private static final int VENDOR_ERR_S = (int) at(VENDOR_ERR, 4);
+    private static final int BYTE_LEN_W = (int) (at(BYTE_LEN, 4) >>> 32);
+    private static final int BYTE_LEN_S = (int) at(BYTE_LEN, 4);
+    private static final int IMM_W = (int) (at(IMM, 4) >>> 32);
+    private static final int IMM_S = (int) at(IMM, 4);
+    private static final int QP_NUM_W = (int) (at(QP_NUM, 4) >>> 32);
+    private static final int QP_NUM_S = (int) at(QP_NUM, 4);
+    private static final int SRC_QP_W = (int) (at(SRC_QP, 4) >>> 32);
+    private static final int SRC_QP_S = (int) at(SRC_QP, 4);
+    private static final int WC_FLAGS_W = (int) (at(WC_FLAGS, 4) >>> 32);
+    private static final int WC_FLAGS_S = (int) at(WC_FLAGS, 4);
+    private static final int PKEY_INDEX_W = (int) (at(PKEY_INDEX, 2) >>> 32);
+    private static final int PKEY_INDEX_S = (int) at(PKEY_INDEX, 2);
+    private static final int SLID_W = (int) (at(SLID, 2) >>> 32);
+    private static final int SLID_S = (int) at(SLID, 2);
+    private static final int SL_W = (int) (at(SL, 1) >>> 32);
+    private static final int SL_S = (int) at(SL, 1);
+    private static final int WR_ID_W = (int) (WR_ID >>> 3);
+
     public static long wrId(long[] w) {
-        return w[(int) (WR_ID >>> 3)];
+        return w[WR_ID_W];
     }
 
     public static int status(long[] w) {
-        return (int) field(w, STATUS, 4);
+        return (int) (w[STATUS_W] >>> STATUS_S);
     }
 
     public static int opcode(long[] w) {
-        return (int) field(w, OPCODE, 4);
+        return (int) (w[OPCODE_W] >>> OPCODE_S);
     }
 
     public static int vendorErr(long[] w) {
-        return (int) field(w, VENDOR_ERR, 4);
+        return (int) (w[VENDOR_ERR_W] >>> VENDOR_ERR_S);
     }
 
     public static int byteLen(long[] w) {
-        return (int) field(w, BYTE_LEN, 4);
+        return (int) (w[BYTE_LEN_W] >>> BYTE_LEN_S);
     }
 
     /** {@code imm_data} in host order. */
     public static int immData(long[] w) {
-        return Integer.reverseBytes((int) field(w, IMM, 4));
+        return Integer.reverseBytes((int) (w[IMM_W] >>> IMM_S));
     }
 
     public static int qpNum(long[] w) {
-        return (int) field(w, QP_NUM, 4);
+        return (int) (w[QP_NUM_W] >>> QP_NUM_S);
     }
 
     public static int srcQp(long[] w) {
-        return (int) field(w, SRC_QP, 4);
+        return (int) (w[SRC_QP_W] >>> SRC_QP_S);
     }
 
     public static int wcFlags(long[] w) {
-        return (int) field(w, WC_FLAGS, 4);
+        return (int) (w[WC_FLAGS_W] >>> WC_FLAGS_S);
     }
 
     public static int pkeyIndex(long[] w) {
-        return (int) field(w, PKEY_INDEX, 2) & 0xffff;
+        return (int) (w[PKEY_INDEX_W] >>> PKEY_INDEX_S) & 0xffff;
     }
 
     public static int slid(long[] w) {
-        return (int) field(w, SLID, 2) & 0xffff;
+        return (int) (w[SLID_W] >>> SLID_S) & 0xffff;
     }
 
     public static int sl(long[] w) {
-        return (int) field(w, SL, 1) & 0xff;
+        return (int) (w[SL_W] >>> SL_S) & 0xff;
     }
 
     public static long wrId(MemorySegment wcs, int i) {
