@@ -110,8 +110,15 @@ static struct totals sum(void)
 	for (int i = 0; i < MAX_VCPUS; i++) {
 		/* spin before spinning: a spin that ends meanwhile is then missed (at most one), never counted twice */
 		t.spin += counts[i].spin;
-		if (counts[i].spinning) /* the spin under way so far; spin_from was written before spinning */
-			t.spin += counts[i].user - counts[i].spin_from;
+		if (counts[i].spinning) { /* the spin under way so far; spin_from was written before spinning */
+			/* spin_from before user (volatile reads, in this order): the vCPU may meanwhile end this spin and
+			 * start the next, whose spin_from is then newer than a user count read first (a difference below
+			 * zero, which wrapped to 2^64 and gave a window a user count of 9.2e18) */
+			uint64_t from = counts[i].spin_from;
+			uint64_t now = counts[i].user;
+			if (now > from)
+				t.spin += now - from;
+		}
 		t.user += counts[i].user;
 		t.kernel += counts[i].kernel;
 		t.polls += counts[i].polls;
@@ -275,7 +282,7 @@ static struct totals minus(struct totals a, struct totals b)
 /* " total T user U kernel K spin S polls P empty E": user is U, the spin left out */
 static void format(char *buf, size_t size, struct totals t)
 {
-	uint64_t user = t.user - t.spin;
+	uint64_t user = t.spin < t.user ? t.user - t.spin : 0; /* never below zero, whatever a race left */
 	snprintf(buf, size, " total %llu user %llu kernel %llu spin %llu polls %llu empty %llu",
 		(unsigned long long)(user + t.kernel), (unsigned long long)user, (unsigned long long)t.kernel,
 		(unsigned long long)t.spin, (unsigned long long)t.polls, (unsigned long long)t.empty);

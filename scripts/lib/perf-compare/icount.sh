@@ -26,7 +26,9 @@ export LD_PRELOAD=$marks/libicount-poll.so
 . "$ROOT/scripts/lib/jdk.sh"
 . "$ROOT/scripts/lib/perf-compare/runs.sh"
 WARMUP_TIME=${PERF_COMPARE_WARMUP_TIME:-20}
-NET_WARMUP=${PERF_COMPARE_NET_WARMUP:-1000} # net-pingpong's unmeasured round trips
+# net-pingpong's unmeasured round trips: with the JIT's usual thresholds, 1,000 left compiling in the measured
+# window (the busy case's user figure 85,000 a round trip after 1,000, 69,000 after 3,000: --profile)
+NET_WARMUP=${PERF_COMPARE_NET_WARMUP:-3000}
 
 # the figures of the window a run added (there must be exactly one; WINDOWS=2: the next to last of two), "total
 # user kernel spin": the whole window's (PART window: rdma4j's marks hold its measured loop; PART start: a whole
@@ -257,7 +259,7 @@ want net_pingpong_e && { icount_case "short path 64 B event" "$net" 1000 "ibv_rc
 	status=1; }
 want net_pingpong_async && { icount_case "short path async event" "$net --async" 1000 \
 	"ibv_rc_pingpong -g 1 -s 64 -e" 1000 3000 || status=1; }
-want netty_echo && { netty_case "netty echo 64 B vs floor" "${PERF_COMPARE_NETTY_WARMUP:-2048}" 640 || status=1; }
+want netty_echo && { netty_case "netty echo 64 B vs floor" "${PERF_COMPARE_NETTY_WARMUP:-4096}" 640 || status=1; }
 want cold_start && { cold_case "cold start: devinfo" devinfo ibv_devinfo || status=1; }
 "$ROOT/scripts/lib/perf-compare/icount-report" "$raw" | tee "$out/table.txt" || status=1
 jit=$(grep -o 'TieredStopAtLevel=[0-9]' <<<"$(grep -o 'TieredStopAtLevel=[0-9]' "$j") ${RDMA4J_JAVA_OPTS:-}" | tail -n 1)
