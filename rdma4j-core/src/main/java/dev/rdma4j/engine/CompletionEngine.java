@@ -101,8 +101,19 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
     private int work; // completions dispatched in this turn (poll modes: whether to idle)
     /** Driven CQs with {@link Driven#busy} (event mode: the turn never waits while there are any). */
     private int busyCqs;
-    /** Driven CQs with {@link Driven#waitersRecently}: the turn waits at most a millisecond while there are any. */
+    /** Driven CQs with {@link Driven#waitersRecently}: the turn waits at most {@link #waitedPeriod} while there are any. */
     private int waitedCqs;
+    /**
+     * How long the turn waits at most while CQs are left to their waiters (ms): 1 when the first is, doubled after
+     * each wait that ended with nothing to do while the waiters kept coming back, up to {@link #MAX_WAITED_PERIOD}.
+     * Each look is a wake-up of the engine's thread (a timer, two context switches, a turn), which in a busy ping-pong
+     * takes a core from a polling caller: looking every millisecond cost a wake-up a round trip in the guest.
+     */
+    private int waitedPeriod = 1;
+    /** The longest {@link #waitedPeriod} (ms): how late, at most, the engine takes back a CQ its waiters left. */
+    static final int MAX_WAITED_PERIOD = 8;
+    /** Waits for waiters that timed out: the engine's wake-ups while CQs are left to callers (engine thread). */
+    private long waiterLooks;
     /**
      * How long after its last waiter left a CQ stays with the waiters, unarmed: a caller that polls while it waits
      * usually comes back sooner (the next receive of a ping-pong), and arming it at every leave would make its
@@ -145,7 +156,8 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
         volatile long lastLeft;
         /**
          * Left to waiters, unarmed (engine thread): they are there or were within {@link #WAITER_GRACE_NANOS};
-         * the engine looks at it every millisecond and arms it once they have been gone that long.
+         * the engine looks at it every 1 to 8 ms ({@link #waitedPeriod}) and arms it once they have been gone a
+         * millisecond.
          */
         boolean waitersRecently;
 
@@ -584,9 +596,10 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
      * no wake-up and no hand-off between threads, for one core spinning while it waits (busy polling by the
      * waiter, as a C program polls its own CQ). Meanwhile the engine leaves {@code cq} to its waiters: it neither
      * polls nor arms it, so its completions raise no event and wake nobody. For a millisecond after the last waiter
-     * left (the next one usually comes sooner) it stays unarmed, and the engine polls it every millisecond; then
+     * left (the next one usually comes sooner) it stays unarmed, and the engine looks at it after 1 ms, then
+     * 2, 4 and every 8 ms while waiters keep coming back (each look wakes the engine's thread); then
      * the engine arms it again ({@code ibv_req_notify_cq}): what completes while nobody waits is dispatched by the
-     * engine, at most about a millisecond late while waiters come and go. Completions are dispatched in the order
+     * engine, at most about 8 ms late while waiters come and go. Completions are dispatched in the order
      * polled, by one poller at a time; their
      * futures complete on this thread, where their continuations run as on the engine's thread (they must not
      * block: the blocking calls refuse to). Returns early, {@code false}, when polling here cannot go on (the
@@ -753,6 +766,16 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
             e.initCause(cause);
         }
         return e;
+    }
+
+    /**
+     * How many times the engine's thread woke only to look at CQs left to their waiters (for tests: the cost of
+     * {@link #pollWhileWaiting} to the engine). Waits for the engine thread.
+     */
+    long waiterLooks() {
+        long[] looks = new long[1];
+        call(() -> looks[0] = waiterLooks);
+        return looks[0];
     }
 
     /** Runs {@code task} on the engine thread and waits for it (inline when already on it). */
@@ -945,8 +968,9 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
 
     private int eventTurn(int timeoutMillis) {
         work = 0;
+        boolean forWaiters = !backlog && busyCqs == 0 && waitedCqs > 0;
         int n = Libc.epollWait(epfd, events, maxEvents, backlog || busyCqs > 0 ? 0
-                : waitedCqs > 0 ? atMostOneMillisecond(timeoutMillis) : timeoutMillis);
+                : forWaiters ? atMostWaitedPeriod(timeoutMillis) : timeoutMillis);
         if (n < 0) {
             if (-n == Libc.EINTR) {
                 return 0;
@@ -976,11 +1000,27 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
             }
         }
         pruneDead();
+        nextWaitedPeriod(forWaiters && n == 0);
         return work;
     }
 
-    private static int atMostOneMillisecond(int timeoutMillis) {
-        return timeoutMillis < 0 || timeoutMillis > 1 ? 1 : timeoutMillis;
+    private int atMostWaitedPeriod(int timeoutMillis) {
+        return timeoutMillis < 0 || timeoutMillis > waitedPeriod ? waitedPeriod : timeoutMillis;
+    }
+
+    /**
+     * After a turn: back to 1 ms once no CQ is left to waiters; doubled after a wait that timed out with CQs still
+     * left to them (the waiters came back meanwhile: the look was for nothing but leftovers they would take too).
+     */
+    private void nextWaitedPeriod(boolean lookedForNothing) {
+        if (lookedForNothing) {
+            waiterLooks++;
+        }
+        if (waitedCqs == 0) {
+            waitedPeriod = 1;
+        } else if (lookedForNothing && waitedPeriod < MAX_WAITED_PERIOD) {
+            waitedPeriod *= 2;
+        }
     }
 
     /**
@@ -1050,12 +1090,14 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
         if (work > 0 || !emptied || !tasks.isEmpty() || timeoutMillis == 0) {
             return;
         }
-        int n = Libc.epollWait(epfd, events, maxEvents, waitedCqs > 0 ? atMostOneMillisecond(timeoutMillis)
+        boolean forWaiters = waitedCqs > 0;
+        int n = Libc.epollWait(epfd, events, maxEvents, forWaiters ? atMostWaitedPeriod(timeoutMillis)
                 : timeoutMillis);
         if (n > 0) {
             work += n;
             handleEvents(n);
         }
+        nextWaitedPeriod(forWaiters && n == 0);
     }
 
     private void handleEvents(int n) {
@@ -1111,7 +1153,7 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
     private boolean armAndDrain(Driven d) {
         long left = d.lastLeft;
         if (d.waiters.get() > 0 || left != 0 && System.nanoTime() - left < WAITER_GRACE_NANOS) {
-            if (!d.waitersRecently) { // left to its waiters, unarmed: looked at every millisecond (eventTurn)
+            if (!d.waitersRecently) { // left to its waiters, unarmed: looked at every 1-8 ms (eventTurn)
                 d.waitersRecently = true;
                 waitedCqs++;
             }

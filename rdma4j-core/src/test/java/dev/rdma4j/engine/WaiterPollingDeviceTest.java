@@ -56,6 +56,50 @@ class WaiterPollingDeviceTest {
         }
     }
 
+    /**
+     * While a caller polls, the engine looks at the queue less and less often (after 1, 2 and 4 ms, then every 8
+     * ms): each look wakes its thread, which takes a core from the spinning caller (a look every millisecond was a
+     * wake-up a round trip of a ping-pong in the guest), and finds the caller still there. A waiter stays for the
+     * whole test and takes 20 messages that come every 10 ms or so; the first one's event tells the engine that
+     * the queue is left to waiters.
+     */
+    @ParameterizedTest
+    @EnumSource(value = PollingMode.class, names = "EVENT")
+    void theEngineLooksLessOftenWhileAWaiterStays(PollingMode mode) throws Exception {
+        try (EnginePair p = new EnginePair(mode, 32)) {
+            List<CompletableFuture<WorkCompletion>> messages = new ArrayList<>();
+            for (int i = 0; i < 20; i++) {
+                messages.add(p.b.receiveAsync(p.memB, 0, 64));
+            }
+            CompletableFuture<WorkCompletion> never = p.b.receiveAsync(p.memB, 0, 64); // no 21st message
+            long before = p.engine.waiterLooks();
+            long[] waited = new long[1];
+            Thread waiter = Thread.ofPlatform().name("waiter").start(() -> {
+                long start = System.nanoTime();
+                try {
+                    p.engine.pollWhileWaiting(p.cqB, never, TimeUnit.MILLISECONDS.toNanos(600));
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                waited[0] = System.nanoTime() - start;
+            });
+            for (int i = 0; i < 20; i++) {
+                p.a.sendAsync(p.memA, 0, 64).get(T, TimeUnit.SECONDS);
+                Thread.sleep(10);
+            }
+            waiter.join();
+            long looks = p.engine.waiterLooks() - before;
+            long millis = TimeUnit.NANOSECONDS.toMillis(waited[0]);
+            for (CompletableFuture<WorkCompletion> m : messages) {
+                assertThat(m.get(T, TimeUnit.SECONDS).byteLength()).isEqualTo(64);
+            }
+            assertThat(never).isNotDone();
+            // a look every millisecond would be one for each of them
+            assertThat(looks).as("the engine's looks in %d ms of waiting", millis).isPositive()
+                    .isLessThanOrEqualTo(3 + millis / 8 + 2);
+        }
+    }
+
     /** A queue handed over back and forth in the middle of a stream still dispatches it in the order it arrived. */
     @ParameterizedTest
     @EnumSource(PollingMode.class)
