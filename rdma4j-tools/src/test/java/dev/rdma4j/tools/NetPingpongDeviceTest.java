@@ -51,6 +51,41 @@ class NetPingpongDeviceTest {
         assertRun(finish(c), finish(server));
     }
 
+    /**
+     * {@code --warmup-time}: rounds of 500 round trips after the warm-up until neither JIT compiled for two rounds,
+     * the server's JIT asked by a probe after each (answered by the server in both ways of serving); the line says
+     * how many, and the server served them and the probes too.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"", "--async"})
+    void aWarmUpUntilBothJitsAreQuiet(String mode) throws Exception {
+        int port = 18780 + mode.length();
+        List<String> opts = new ArrayList<>(List.of("net-pingpong", "--tcp", "-s", "64", "-n", "300",
+                "--warmup", "100", "--warmup-time", "600", "-p", Integer.toString(port)));
+        if (!mode.isEmpty()) {
+            opts.add(mode);
+        }
+        CompletableFuture<Run> server = ToolRuns.java("server", opts);
+        awaitListening(port, server);
+        List<String> client = new ArrayList<>(opts);
+        client.add("127.0.0.1");
+        Run c = finish(ToolRuns.java("client", client));
+        Run s = finish(server);
+        assertThat(c.status()).as("%s", c).isZero();
+        assertThat(s.status()).as("%s", s).isZero();
+        assertThat(c.out()).as("%s", c).hasSize(5);
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("# warm-up: (\\d+) round trips of 64 bytes in "
+                + "(\\d+) rounds after 100, [0-9.]+ s, until neither side's JIT compiled for two rounds; not counted")
+                .matcher(c.out().get(1));
+        assertThat(m.matches()).as("%s", c).isTrue();
+        int rounds = Integer.parseInt(m.group(2));
+        assertThat(rounds).isGreaterThanOrEqualTo(2);
+        assertThat(Integer.parseInt(m.group(1))).isEqualTo(500 * rounds);
+        // warm-up, rounds, measured, and a probe before the rounds and after each
+        assertThat(s.out().get(0)).as("%s", s)
+                .startsWith("served " + (100 + 500 * rounds + 300 + rounds + 1) + " round trips to ");
+    }
+
     private static void assertRun(Run client, Run server) {
         assertThat(client.status()).as("%s", client).isZero();
         assertThat(server.status()).as("%s", server).isZero();

@@ -28,7 +28,10 @@ import picocli.CommandLine.Spec;
  * {@link RdmaConnection}) measured as {@code ibv_rc_pingpong} measures the verbs': the client sends a message of
  * {@code -s} bytes, the server sends it back, {@code -n} times after {@code --warmup} unmeasured round trips; the
  * client says it connected, then prints rc_pingpong's two lines (bytes both ways, the mean time per round trip)
- * and the median round trip.
+ * and the median round trip. With {@code --warmup-time}, rounds of {@value #WARMUP_ROUND} more round trips follow
+ * the warm-up while the JIT of either side compiled during the last two rounds: after each, the client sends a
+ * probe, a message of one byte, and the server answers with one of its own, {@code Q} when its JIT has been quiet
+ * since the last probe ({@code W} otherwise). The server answers probes whenever {@code -s} is 2 or more.
  * Blocking by default, as the README writes it ({@code send} then {@code receive} on the caller's thread);
  * {@code --async} chains {@code sendAsync} and {@code receiveAsync} on the engine thread, with no thread of the
  * caller's in the loop. {@code --busy-poll} sets {@link RdmaOptions.Builder#busyPoll} (the waiting caller polls), or with
@@ -58,6 +61,18 @@ public final class NetPingpongCommand implements Callable<Integer> {
     @Option(names = "--warmup", description = "unmeasured round trips before them (default 1000)")
     int warmup = 1000;
 
+    @Option(names = "--warmup-time", paramLabel = "<sec>", description = "after --warmup, rounds of "
+            + WARMUP_ROUND + " more while either side's JIT compiled during the last two rounds, for at most <sec> "
+            + "seconds (default 0: none; needs -s 2 or more)")
+    int warmupSeconds;
+
+    /** Round trips of a warm-up round of {@code --warmup-time}. */
+    static final int WARMUP_ROUND = 500;
+    /** A probe's byte and the server's answers: quiet since the last probe, or still compiling. */
+    private static final byte PROBE = 'P';
+    private static final byte QUIET = 'Q';
+    private static final byte COMPILING = 'W';
+
     @Option(names = "--async", description = "sendAsync and receiveAsync chained on the engine thread instead "
             + "of blocking send and receive")
     boolean async;
@@ -82,8 +97,11 @@ public final class NetPingpongCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        if (size < 1 || iters < 1 || warmup < 0) {
-            throw new IllegalArgumentException("-s and -n must be at least 1, --warmup at least 0");
+        if (size < 1 || iters < 1 || warmup < 0 || warmupSeconds < 0) {
+            throw new IllegalArgumentException("-s and -n must be at least 1, --warmup and --warmup-time at least 0");
+        }
+        if (warmupSeconds > 0 && size < 2) {
+            throw new IllegalArgumentException("--warmup-time needs -s 2 or more (its probes are messages of one byte)");
         }
         InstructionMarks marks = icountMarks == null ? null : InstructionMarks.load(icountMarks);
         // --busy-poll: blocking calls poll while they wait (RdmaOptions.busyPoll); with --async nobody waits, and
@@ -103,7 +121,7 @@ public final class NetPingpongCommand implements Callable<Integer> {
         if (host == null) {
             try (RdmaServer server = RdmaServer.listen(new InetSocketAddress(port), options);
                  RdmaConnection c = accept(server, options)) {
-                long served = async ? serveAsync(c) : serve(c);
+                long served = async ? serveAsync(c, size >= 2) : serve(c, size >= 2);
                 out.println("served " + served + " round trips to " + c.peerAddress());
             }
         } else {
@@ -115,6 +133,9 @@ public final class NetPingpongCommand implements Callable<Integer> {
                         + iters + " measured");
                 out.flush();
                 measure(c, message, new long[warmup], null);
+                if (warmupSeconds > 0) {
+                    warmUpUntilQuiet(c, message, out);
+                }
                 long start = System.nanoTime();
                 measure(c, message, trips, marks);
                 long usec = (System.nanoTime() - start) / 1000;
@@ -164,6 +185,52 @@ public final class NetPingpongCommand implements Callable<Integer> {
         }
     }
 
+    /**
+     * Rounds of {@link #WARMUP_ROUND} round trips until neither side's JIT compiled for two rounds, or
+     * {@code --warmup-time} is over; a line about it, in {@code rdma4j perf}'s words.
+     */
+    private void warmUpUntilQuiet(RdmaConnection c, MemorySegment message, PrintWriter out) throws Exception {
+        JitWatch jit = new JitWatch(true);
+        jit.compiledSinceLastLook(); // the baseline
+        MemorySegment probe = Arena.ofAuto().allocate(1);
+        probe.set(java.lang.foreign.ValueLayout.JAVA_BYTE, 0, PROBE);
+        probe(c, probe); // the server's baseline
+        long start = System.nanoTime();
+        long limit = java.util.concurrent.TimeUnit.SECONDS.toNanos(warmupSeconds);
+        long[] trips = new long[WARMUP_ROUND];
+        int rounds = 0;
+        int quiet = 0;
+        while (quiet < 2 && System.nanoTime() - start < limit) {
+            measure(c, message, trips, null);
+            rounds++;
+            boolean theirs = probe(c, probe) == QUIET;
+            quiet = !jit.compiledSinceLastLook() && theirs ? quiet + 1 : 0;
+        }
+        out.printf("# warm-up: %d round trips of %d bytes in %d rounds after %d, %.1f s, %s; not counted%n",
+                (long) rounds * WARMUP_ROUND, size, rounds, warmup, (System.nanoTime() - start) / 1e9,
+                quiet >= 2 ? "until neither side's JIT compiled for two rounds"
+                        : "stopped at --warmup-time with a JIT still compiling");
+        out.flush();
+    }
+
+    /** Sends the probe and returns the server's answer. */
+    private static byte probe(RdmaConnection c, MemorySegment probe) throws Exception {
+        c.send(probe);
+        try (Message m = c.receive()) {
+            if (m.data().byteSize() != 1) {
+                throw new IllegalStateException("net-pingpong: the server answered a warm-up probe with "
+                        + m.data().byteSize() + " bytes: is it an older rdma4j, or run with -s 1?");
+            }
+            return m.data().get(java.lang.foreign.ValueLayout.JAVA_BYTE, 0);
+        }
+    }
+
+    /** The server's answer to a probe: whether its JIT compiled since the last one. */
+    private static MemorySegment answer(JitWatch jit, MemorySegment answer) {
+        answer.set(java.lang.foreign.ValueLayout.JAVA_BYTE, 0, jit.compiledSinceLastLook() ? COMPILING : QUIET);
+        return answer;
+    }
+
     /** Round trips, each one's nanoseconds into {@code trips}, between the marks if any. */
     private void measure(RdmaConnection c, MemorySegment message, long[] trips, InstructionMarks marks)
             throws Exception {
@@ -185,13 +252,16 @@ public final class NetPingpongCommand implements Callable<Integer> {
         }
     }
 
-    /** Sends every message back until the client closes: the count. */
-    private static long serve(RdmaConnection c) throws Exception {
+    /** Sends every message back until the client closes (a probe is answered instead, if {@code probes}): the count. */
+    private static long serve(RdmaConnection c, boolean probes) throws Exception {
         long n = 0;
+        JitWatch jit = new JitWatch(true);
+        MemorySegment answer = Arena.ofAuto().allocate(1);
         try {
             for (;;) {
                 try (Message m = c.receive()) {
-                    c.send(m.data());
+                    MemorySegment d = m.data();
+                    c.send(probes && d.byteSize() == 1 ? answer(jit, answer) : d);
                 }
                 n++;
             }
@@ -201,8 +271,10 @@ public final class NetPingpongCommand implements Callable<Integer> {
     }
 
     /** {@link #serve} with futures: each receive's continuation sends the message back and waits for the next. */
-    private static long serveAsync(RdmaConnection c) throws Exception {
+    private static long serveAsync(RdmaConnection c, boolean probes) throws Exception {
         CompletableFuture<Long> done = new CompletableFuture<>();
+        // on the engine's thread: the compilation time only, no files read there
+        Probes answers = probes ? new Probes(new JitWatch(false), Arena.ofAuto().allocate(1)) : null;
         long[] n = {0};
         Runnable[] next = new Runnable[1];
         next[0] = () -> {
@@ -211,14 +283,14 @@ public final class NetPingpongCommand implements Callable<Integer> {
                 CompletableFuture<Message> r = c.receiveAsync();
                 if (!r.isDone()) {
                     r.whenComplete((m, e) -> {
-                        if (echo(c, m, e, n, done)) {
+                        if (echo(c, m, e, n, done, answers)) {
                             next[0].run();
                         }
                     });
                     return;
                 }
                 boolean failed = r.isCompletedExceptionally();
-                if (!echo(c, failed ? null : r.resultNow(), failed ? r.exceptionNow() : null, n, done)) {
+                if (!echo(c, failed ? null : r.resultNow(), failed ? r.exceptionNow() : null, n, done, answers)) {
                     return;
                 }
             }
@@ -231,7 +303,12 @@ public final class NetPingpongCommand implements Callable<Integer> {
         }
     }
 
-    private static boolean echo(RdmaConnection c, Message m, Throwable e, long[] n, CompletableFuture<Long> done) {
+    /** The async server's answers to probes: its JIT's watch and the answer's buffer. */
+    private record Probes(JitWatch jit, MemorySegment answer) {
+    }
+
+    private static boolean echo(RdmaConnection c, Message m, Throwable e, long[] n, CompletableFuture<Long> done,
+            Probes probes) {
         if (e != null) {
             Throwable cause = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
             if (cause instanceof EOFException) {
@@ -242,11 +319,13 @@ public final class NetPingpongCommand implements Callable<Integer> {
             return false;
         }
         try (m) {
-            c.sendAsync(m.data()).whenComplete((v, x) -> {
-                if (x != null) {
-                    done.completeExceptionally(x);
-                }
-            });
+            MemorySegment d = m.data();
+            c.sendAsync(probes != null && d.byteSize() == 1 ? answer(probes.jit(), probes.answer()) : d)
+                    .whenComplete((v, x) -> {
+                        if (x != null) {
+                            done.completeExceptionally(x);
+                        }
+                    });
         } catch (RuntimeException x) {
             done.completeExceptionally(x);
             return false;

@@ -3,8 +3,6 @@ package dev.rdma4j.tools.perf;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.lang.management.CompilationMXBean;
-import java.lang.management.ManagementFactory;
 import java.net.Socket;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
@@ -50,14 +48,11 @@ final class Warmup {
         void run() throws PerfException;
     }
 
-    private final CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
     private final BooleanSupplier atWork;
-    private long lastCompileMillis = -1;
-    private long lastCompilerTicks = -1;
 
     /** A warm-up that watches this JVM's JIT compiler. */
     Warmup() {
-        this.atWork = this::jitAtWork;
+        this.atWork = new JitWatch(true)::compiledSinceLastLook;
     }
 
     /**
@@ -113,16 +108,6 @@ final class Warmup {
             }
             return b;
         });
-    }
-
-    /** Whether the JIT compiled since the last call. */
-    private boolean jitAtWork() {
-        long millis = jit != null && jit.isCompilationTimeMonitoringSupported() ? jit.getTotalCompilationTime() : 0;
-        long ticks = compilerThreadTicks();
-        boolean busy = millis != lastCompileMillis || ticks != lastCompilerTicks;
-        lastCompileMillis = millis;
-        lastCompilerTicks = ticks;
-        return busy;
     }
 
     /**

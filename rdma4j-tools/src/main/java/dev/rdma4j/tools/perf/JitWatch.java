@@ -1,0 +1,43 @@
+package dev.rdma4j.tools.perf;
+
+import java.lang.management.CompilationMXBean;
+import java.lang.management.ManagementFactory;
+
+/**
+ * Whether this JVM's JIT compiler worked since the last look: its total compilation time grew, or (with
+ * {@code threadTicks}) its compiler threads used CPU time, read from {@code /proc/self/task} (a long compile in
+ * flight has not yet added to the total). The warm-ups of {@code rdma4j perf} and {@code rdma4j net-pingpong} go on
+ * until it stays quiet, so that a measurement sees the code a long-running program runs.
+ *
+ * <p>Not thread-safe: one thread looks.
+ */
+final class JitWatch {
+    private final CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
+    private final boolean threadTicks;
+    private long lastMillis = -1;
+    private long lastTicks = -1;
+
+    /**
+     * A watch of this JVM's JIT.
+     *
+     * @param threadTicks whether to read the compiler threads' CPU time too (files under {@code /proc}: not on a
+     *                    thread that must not block, such as an engine's)
+     */
+    JitWatch(boolean threadTicks) {
+        this.threadTicks = threadTicks;
+    }
+
+    /**
+     * Whether the JIT compiled since the last call (true at the first: there was no look before).
+     *
+     * @return whether it worked
+     */
+    boolean compiledSinceLastLook() {
+        long millis = jit != null && jit.isCompilationTimeMonitoringSupported() ? jit.getTotalCompilationTime() : 0;
+        long ticks = threadTicks ? Warmup.compilerThreadTicks() : 0;
+        boolean busy = millis != lastMillis || ticks != lastTicks;
+        lastMillis = millis;
+        lastTicks = ticks;
+        return busy;
+    }
+}
