@@ -25,6 +25,14 @@
  * polled span is its measuring loop; the start-up's own time-dependent spins (perftest samples the CPU's
  * clock rate) stay outside it.
  *
+ * The timer's interrupt is left out of K too and counted apart, T' and N at the end of each part ` tick T' ticks
+ * N`, when the plugin is given its bounds, tick=ENTRY:EXIT (hexadecimal addresses of the guest kernel's
+ * __sysvec_apic_timer_interrupt and irq_exit_rcu; scripts/perf-compare reads them from the kernel's System.map,
+ * the PVH-booted kernel is not relocated): on a vCPU, the kernel instructions from the start of a block at ENTRY
+ * to the start of a block at EXIT are the tick's (the hard interrupt: hrtimers, the scheduler's and RCU's
+ * accounting, with interrupts off; the softirqs that follow count as kernel). A vCPU that spins takes a tick
+ * every 4 ms of wall-clock time, which the host's load stretches: that is time, not the code's work.
+ *
  * With the argument profile=SHIFT the plugin also says where a window's instructions went: it counts them by
  * block of 2^SHIFT bytes of code address (spin left out, as above) and after each window line writes every
  * block that ran, busiest first, `  block ADDRESS user|kernel COUNT`, for scripts/lib/icount/where to name from
@@ -85,15 +93,17 @@ static const unsigned char MARK_EMPTY[7] = { 0x0f, 0x1f, 0x80, 0x04, 0x4a, 0x34,
  * are ordered (volatile, and x86's stores are seen in order) so that a reader never counts a spin twice or
  * with another spin's start (see end_spin, mark_empty, sum). */
 struct counts {
-	volatile uint64_t user, kernel, spin, polls, empty;
+	volatile uint64_t user, kernel, spin, polls, empty, tick, ticks;
+	int in_tick; /* between the tick's entry and exit */
 	uint64_t poll_from; /* user count at the start of the current poll */
 	volatile uint64_t spin_from; /* user count at the start of the empty poll the vCPU spins after, if spinning */
 	volatile int spinning;
 };
 
 struct totals {
-	uint64_t user, kernel, spin, polls, empty;
+	uint64_t user, kernel, spin, polls, empty, tick, ticks;
 };
+static uint64_t tick_entry, tick_exit; /* tick=ENTRY:EXIT, or 0 */
 static struct counts counts[MAX_VCPUS] __attribute__((aligned(64)));
 static struct totals at_start; /* at the last start mark */
 static struct totals first_poll, last_poll; /* in the open window, at the start of its first and last poll */
@@ -106,7 +116,7 @@ static FILE *out;
 
 static struct totals sum(void)
 {
-	struct totals t = { 0, 0, 0, 0, 0 };
+	struct totals t = { 0, 0, 0, 0, 0, 0, 0 };
 	for (int i = 0; i < MAX_VCPUS; i++) {
 		/* spin before spinning: a spin that ends meanwhile is then missed (at most one), never counted twice */
 		t.spin += counts[i].spin;
@@ -123,6 +133,8 @@ static struct totals sum(void)
 		t.kernel += counts[i].kernel;
 		t.polls += counts[i].polls;
 		t.empty += counts[i].empty;
+		t.tick += counts[i].tick;
+		t.ticks += counts[i].ticks;
 	}
 	return t;
 }
@@ -236,10 +248,27 @@ static void tb_exec(unsigned int vcpu, void *udata)
 	struct counts *c = &counts[vcpu % MAX_VCPUS];
 	if (v & KERNEL_BIT) {
 		end_spin(c);
-		c->kernel += v & ~KERNEL_BIT;
+		if (c->in_tick)
+			c->tick += v & ~KERNEL_BIT;
+		else
+			c->kernel += v & ~KERNEL_BIT;
 	} else {
 		c->user += v;
 	}
+}
+
+static void tick_enter(unsigned int vcpu, void *udata)
+{
+	struct counts *c = &counts[vcpu % MAX_VCPUS];
+	(void)udata;
+	c->in_tick = 1;
+	c->ticks++;
+}
+
+static void tick_leave(unsigned int vcpu, void *udata)
+{
+	(void)udata;
+	counts[vcpu % MAX_VCPUS].in_tick = 0;
 }
 
 static void mark_poll(unsigned int vcpu, void *udata)
@@ -275,22 +304,24 @@ static void mark_empty(unsigned int vcpu, void *udata)
 static struct totals minus(struct totals a, struct totals b)
 {
 	struct totals d = { a.user - b.user, a.kernel - b.kernel, a.spin - b.spin, a.polls - b.polls,
-		a.empty - b.empty };
+		a.empty - b.empty, a.tick - b.tick, a.ticks - b.ticks };
 	return d;
 }
 
-/* " total T user U kernel K spin S polls P empty E": user is U, the spin left out */
+/* " total T user U kernel K spin S polls P empty E tick T' ticks N": user is U, the spin left out; kernel is K,
+ * the tick left out */
 static void format(char *buf, size_t size, struct totals t)
 {
 	uint64_t user = t.spin < t.user ? t.user - t.spin : 0; /* never below zero, whatever a race left */
-	snprintf(buf, size, " total %llu user %llu kernel %llu spin %llu polls %llu empty %llu",
+	snprintf(buf, size, " total %llu user %llu kernel %llu spin %llu polls %llu empty %llu tick %llu ticks %llu",
 		(unsigned long long)(user + t.kernel), (unsigned long long)user, (unsigned long long)t.kernel,
-		(unsigned long long)t.spin, (unsigned long long)t.polls, (unsigned long long)t.empty);
+		(unsigned long long)t.spin, (unsigned long long)t.polls, (unsigned long long)t.empty,
+		(unsigned long long)t.tick, (unsigned long long)t.ticks);
 }
 
 static void write_line(const char *what, struct totals t, const struct totals *span)
 {
-	char line[640], a[200], b[220] = "", c[200];
+	char line[800], a[300], b[320] = "", c[300];
 	format(a, sizeof a, t);
 	if (span) {
 		format(c, sizeof c, *span);
@@ -324,7 +355,7 @@ static void mark_start(unsigned int vcpu, void *udata)
 
 static void mark_stop(unsigned int vcpu, void *udata)
 {
-	struct totals t, span = { 0, 0, 0, 0, 0 };
+	struct totals t, span = { 0, 0, 0, 0, 0, 0, 0 };
 	char what[40];
 	(void)udata;
 	end_spin(&counts[vcpu % MAX_VCPUS]);
@@ -351,6 +382,11 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	size_t n = qemu_plugin_tb_n_insns(tb);
 	uint64_t v = n | (qemu_plugin_tb_vaddr(tb) >= KERNEL_START ? KERNEL_BIT : 0);
 	(void)id;
+	/* before the block's count: the entry's block is the tick's, the exit's is not */
+	if (tick_entry && qemu_plugin_tb_vaddr(tb) == tick_entry)
+		qemu_plugin_register_vcpu_tb_exec_cb(tb, tick_enter, PLUGIN_CB_NO_REGS, NULL);
+	else if (tick_exit && qemu_plugin_tb_vaddr(tb) == tick_exit)
+		qemu_plugin_register_vcpu_tb_exec_cb(tb, tick_leave, PLUGIN_CB_NO_REGS, NULL);
 	if (profile_shift >= 0) {
 		/* one a translation, never freed: blocks are retranslated rarely, and this mode is for analysis */
 		struct tb_info *t = malloc(sizeof *t);
@@ -406,8 +442,17 @@ __attribute__((visibility("default"))) int qemu_plugin_install(qemu_plugin_id_t 
 				fprintf(stderr, "icount: profile=SHIFT takes 4..30\n");
 				return -1;
 			}
+		} else if (strncmp(argv[i], "tick=", 5) == 0) {
+			char *end;
+			tick_entry = strtoull(argv[i] + 5, &end, 16);
+			if (*end == ':')
+				tick_exit = strtoull(end + 1, &end, 16);
+			if (*end || tick_entry < KERNEL_START || tick_exit < KERNEL_START) {
+				fprintf(stderr, "icount: tick=ENTRY:EXIT takes two kernel addresses in hexadecimal\n");
+				return -1;
+			}
 		} else {
-			fprintf(stderr, "icount: unknown argument %s (takes out=FILE, profile=SHIFT)\n", argv[i]);
+			fprintf(stderr, "icount: unknown argument %s (takes out=FILE, profile=SHIFT, tick=ENTRY:EXIT)\n", argv[i]);
 			return -1;
 		}
 	}

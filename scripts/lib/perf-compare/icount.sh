@@ -6,16 +6,19 @@
 #   icount.sh ROUNDS OUT ICOUNT MARKS_DIR
 #
 # rdma4j: `rdma4j perf -n N --icount-marks` marks the measured iterations of its client (after the JIT's
-# warm-up), so a window / N is an iteration. C (perftest, which cannot be changed): `icount-mark run` marks a
-# whole client run, start-up and connection included, at two lengths N1 < N2; of each, the plugin also counts
-# the polled span (from the first poll to the last: the measuring loop, without the start-up, whose sampling
-# of the CPU's clock rate spins for a time-dependent count), and (span(N2) - span(N1)) / (N2 - N1) is an
-# iteration. Either way a window counts every vCPU: both processes of the pair, the kernel's
-# rxe work and whatever else runs in the guest meanwhile (an idle guest executes ~4 million instructions a
-# second in timers; the vCPUs halt when idle, so waiting costs nothing). Busy polling's empty polls are left
-# out (counted as spin): every program here runs with libicount-poll.so preloaded (scripts/lib/icount/poll.c),
-# and a window that saw no poll at all means that hook failed, which is an error. Appends case, metric (total,
-# user, kernel, spin), implementation, round, per-iteration value to OUT/raw.tsv, then prints the table
+# warm-up), so a window / N is an iteration. C: perftest-twin (perftest's latency and bandwidth loops, marked
+# from inside the same way); a C tool that cannot be changed (ibv_rc_pingpong, and perftest's own tools in
+# twin_check): `icount-mark run` marks a whole client run, start-up and connection included, at two lengths
+# N1 < N2; of each, the plugin also counts the polled span (from the first poll to the last: the measuring loop,
+# without the start-up, whose sampling of the CPU's clock rate spins for a time-dependent count), and
+# (span(N2) - span(N1)) / (N2 - N1) is an iteration. Either way a window counts every vCPU: both processes of the
+# pair, the kernel's rxe work and whatever else runs in the guest meanwhile (an idle guest executes ~4 million
+# instructions a second in timers; the vCPUs halt when idle, so waiting costs nothing). Busy polling's empty polls
+# are left out (counted as spin): every program here runs with libicount-poll.so preloaded
+# (scripts/lib/icount/poll.c), and a window that saw no poll at all means that hook failed, which is an error;
+# write_lat's spin on memory is marked by the programs themselves (rdma4j perf --icount-marks on both sides, the
+# twin). The timer's interrupts are left out of the kernel's count (tick). Appends case, metric (total, user,
+# kernel, spin, tick), implementation, round, per-iteration value to OUT/raw.tsv, then prints the table
 # (scripts/lib/perf-compare/icount-report).
 set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd -P)
@@ -31,7 +34,7 @@ WARMUP_TIME=${PERF_COMPARE_WARMUP_TIME:-20}
 NET_WARMUP=${PERF_COMPARE_NET_WARMUP:-3000}
 
 # the figures of the window a run added (there must be exactly one; WINDOWS=2: the next to last of two), "total
-# user kernel spin": the whole window's (PART window: rdma4j's marks hold its measured loop; PART start: a whole
+# user kernel spin tick" (kernel without the timer's interrupt, which tick counts: see icount.c): the whole window's (PART window: rdma4j's marks hold its measured loop; PART start: a whole
 # run that polls no CQ, cold start) or its polled span's (PART polled: C's run, start-up included, is marked from
 # outside; the span from its first to its last poll is its measuring loop)
 last_window() {
@@ -46,18 +49,22 @@ last_window() {
 		echo "perf-compare: no poll marks in the window ($line): libicount-poll.so's hook did not take" >&2
 		return 1
 	fi
-	if [ "$part" = polled ]; then
-		awk '{ print $17, $19, $21, $23 }' <<<"$line"
-	else
-		awk '{ print $4, $6, $8, $10 }' <<<"$line"
-	fi
+	# "window SEQ total T user U ... polled total T user U ...": NAME VALUE pairs, the polled span's after "polled"
+	awk -v part="$part" '{
+		p = 0
+		for (i = 1; i <= NF; i++) if ($i == "polled") p = i
+		from = part == "polled" ? p + 1 : 3
+		to = part == "polled" || !p ? NF : p - 1
+		for (i = from; i < to; i += 2) f[$i] = $(i + 1)
+		print f["total"], f["user"], f["kernel"], f["spin"], f["tick"] + 0
+	}' <<<"$line"
 }
 windows() { local c; c=$(grep -c '^window ' "$icount" 2>/dev/null); echo "${c:-0}"; }
 
-# record_per_iter CASE IMPL ROUND "T U K S" ITERATIONS
+# record_per_iter CASE IMPL ROUND "T U K S TICK" ITERATIONS
 record_per_iter() {
 	local metric value values=($4)
-	for metric in total user kernel spin; do
+	for metric in total user kernel spin tick; do
 		value=${values[0]}
 		values=("${values[@]:1}")
 		record "$1" "$metric" "$2" "$3" "$(awk -v v="$value" -v n="$5" 'BEGIN { printf "%.1f", v / n }')" || return 1
@@ -78,10 +85,10 @@ count_jvms() {
 }
 
 # spans CMD N1 N2 JVMS: CMD (a server/client pair: the server as is, the client marked from outside) at
-# lengths N1 and N2; sets SPAN to the difference of their polled spans, "total user kernel spin". JVMS=1
+# lengths N1 and N2; sets SPAN to the difference of their polled spans, "total user kernel spin tick". JVMS=1
 # counts the pair's JVMs (and their crashes): not in a subshell, then
 spans() {
-	local cmd=$1 n before w rc t u k s t1 u1 k1 s1
+	local cmd=$1 n before w rc t u k s x t1 u1 k1 s1 x1
 	SPAN=
 	for n in "$2" "$3"; do
 		before=$(windows)
@@ -90,12 +97,12 @@ spans() {
 		[ "$4" = 0 ] || count_jvms
 		((rc == 0)) || return 1
 		w=$(last_window "$before" polled) || return 1
-		read -r t u k s <<<"$w"
+		read -r t u k s x <<<"$w"
 		if [ "$n" = "$2" ]; then
-			t1=$t u1=$u k1=$k s1=$s
+			t1=$t u1=$u k1=$k s1=$s x1=$x
 		fi
 	done
-	SPAN="$((t - t1)) $((u - u1)) $((k - k1)) $((s - s1))"
+	SPAN="$((t - t1)) $((u - u1)) $((k - k1)) $((s - s1)) $((x - x1))"
 }
 
 # the warm-up line of rdma4j's last client (how many rounds, and whether the JIT had settled), for the report
@@ -107,14 +114,16 @@ warmups() {
 # WARMUP_TIME s at most, or `net-pingpong ...`, the short path's round trip after its --warmup round trips), whose
 # client marks its N measured iterations, against the C tool marked from outside at two lengths N1 and N2 and
 # counted over its polled span, or (no N2) against a C tool whose client marks its N1 measured iterations
-# itself (lat-twin)
+# itself (perftest-twin)
 icount_case() {
-	local name=$1 args=$2 n=$3 ctool=$4 n1=$5 n2=${6:-} r before w rc key t0=$SECONDS
+	local name=$1 args=$2 n=$3 ctool=$4 n1=$5 n2=${6:-} r before w rc key t0=$SECONDS spin_marks=
+	[[ $args != perf\ * ]] || spin_marks="--icount-marks $marks/libicount-marks.so"
 	[[ $args != perf\ * ]] || args+=" -n $n --warmup-time $WARMUP_TIME"
 	[[ $args == perf\ * ]] || args+=" -n $n"
 	for ((r = 1; r <= rounds; r++)); do
 		before=$(windows)
-		run_pair "$j $args" "$j $args --icount-marks $marks/libicount-marks.so" >/dev/null
+		# the server takes the marks too: it marks the looks of write_lat's spin on memory (not its loops)
+		run_pair "$j $args${spin_marks:+ $spin_marks}" "$j $args --icount-marks $marks/libicount-marks.so" >/dev/null
 		rc=$?
 		count_jvms
 		warmups "$name"
@@ -141,7 +150,7 @@ icount_case() {
 }
 declare -A C_SPANS
 
-# twin_check_case NAME "TWIN ARGS" N "PERFTEST ARGS" N1 N2: lat-twin's loop (its own marks, N iterations) in
+# twin_check_case NAME "TWIN ARGS" N "PERFTEST ARGS" N1 N2: perftest-twin's loop (its own marks, N iterations) in
 # the rdma4j column against perftest's tool (two lengths, polled spans) in C's: the twin does perftest's verbs
 # calls, so the two should agree; this is the check that its figures stand for perftest's
 twin_check_case() {
@@ -225,13 +234,13 @@ status=0
 echo "perf-compare --icount: $rounds rounds, interleaved rdma4j / C, in $(uname -r), JVM options ${RDMA4J_JAVA_OPTS:-none beyond bin/rdma4j}; results in $out" >&2
 cases=${PERF_COMPARE_CASES:-all}
 # all: the cases of issue 30's targets; rc_pingpong against ibv_rc_pingpong (pingpong, pingpong_e) and the check
-# of lat-twin against perftest (twin_check) only when named (the 30 minutes hold the targets' cases)
+# of perftest-twin against perftest (twin_check) only when named (the 30 minutes hold the targets' cases)
 want() { [[ ($cases == all && $1 != pingpong* && $1 != twin_check) || ",$cases," == *",$1,"* ]]; }
-# C's latency loops: lat-twin (scripts/lib/icount/lat_twin.c), perftest's loops with marks of their own, 1,000
+# C's latency and bandwidth loops: perftest-twin (scripts/lib/icount/perftest_twin.c), perftest's loops with marks of their own, 1,000
 # iterations of warm-up: perftest's own tools, marked from outside and measured by the difference of two lengths,
 # gave C figures that moved by more than the whole user-space figure between rounds (docs/perf/instructions-2026-11-27.md);
 # twin_check compares the two
-twin="$marks/lat-twin"
+twin="$marks/perftest-twin"
 lat_case() { # NAME "RDMA4J ARGS" "TWIN ARGS"
 	icount_case "$1" "$2" 2000 "$twin $3 -n 2000 -w 1000" 2000
 }
@@ -240,19 +249,29 @@ want send_lat_4k && { lat_case "send_lat 4 KiB" "perf send_lat -s 4096" "send_la
 want write_lat && { lat_case "write_lat 64 B" "perf write_lat -s 64" "write_lat -s 64" || status=1; }
 want read_lat && { lat_case "read_lat 64 B" "perf read_lat -s 64" "read_lat -s 64" || status=1; }
 want atomic_lat && { lat_case "atomic_lat FETCH_AND_ADD" "perf atomic_lat" "atomic_lat" || status=1; }
-want write_bw_64 && { icount_case "write_bw 64 B" "perf write_bw -s 64" 5000 "ib_write_bw -s 64" 2000 6000 || status=1; }
-want write_bw_64k && { icount_case "write_bw 64 KiB" "perf write_bw -s 65536" 1000 "ib_write_bw -s 65536" 500 1500 || status=1; }
-want send_bw_4k && { icount_case "send_bw 4 KiB" "perf send_bw -s 4096" 5000 "ib_send_bw -s 4096" 2000 6000 || status=1; }
+# the bandwidth cases' C side: perftest-twin's run_iter_bw (perftest's tools, marked from outside, gave C user figures
+# that moved by 135% to thousands of % between rounds)
+bw_case() { # NAME "RDMA4J ARGS" "TWIN ARGS" N
+	icount_case "$1" "$2" "$4" "$twin $3 -n $4 -w 1000" "$4"
+}
+want write_bw_64 && { bw_case "write_bw 64 B" "perf write_bw -s 64" "write_bw -s 64" 5000 || status=1; }
+want write_bw_64k && { bw_case "write_bw 64 KiB" "perf write_bw -s 65536" "write_bw -s 65536" 1000 || status=1; }
+want send_bw_4k && { bw_case "send_bw 4 KiB" "perf send_bw -s 4096" "send_bw -s 4096" 5000 || status=1; }
 # send_lat -e: ib_send_lat -e hangs on rxe
 want send_lat_e && { lat_case "send_lat -e 64 B" "perf send_lat -e -s 64" "send_lat -e -s 64" || status=1; }
 if want twin_check; then
 	for t in send_lat write_lat read_lat; do
 		twin_check_case "check: twin/ib_$t" "$twin $t -s 64 -w 1000" 2000 "ib_$t -s 64" 1000 3000 || status=1
 	done
+	twin_check_case "check: twin/ib_write_bw" "$twin write_bw -s 64 -w 1000" 5000 "ib_write_bw -s 64" 2000 6000 ||
+		status=1
+	twin_check_case "check: twin/ib_send_bw" "$twin send_bw -s 4096 -w 1000" 5000 "ib_send_bw -s 4096" 2000 6000 ||
+		status=1
 fi
 want pingpong && { pingpong_case "rc_pingpong 64 B" "-g 1 -s 64" 3000 9000 || status=1; }
 want pingpong_e && { pingpong_case "rc_pingpong -e 64 B" "-g 1 -s 64 -e" 3000 9000 || status=1; }
-net="net-pingpong -s 64 --warmup $NET_WARMUP"
+# and then rounds of 500 while either side's JIT compiled in the last two (at most WARMUP_TIME s), as perf's warm-up
+net="net-pingpong -s 64 --warmup $NET_WARMUP --warmup-time $WARMUP_TIME"
 want net_pingpong && { icount_case "short path 64 B busy" "$net --busy-poll" 1000 "ibv_rc_pingpong -g 1 -s 64" 1000 3000 ||
 	status=1; }
 want net_pingpong_e && { icount_case "short path 64 B event" "$net" 1000 "ibv_rc_pingpong -g 1 -s 64 -e" 1000 3000 ||
@@ -261,6 +280,12 @@ want net_pingpong_async && { icount_case "short path async event" "$net --async"
 	"ibv_rc_pingpong -g 1 -s 64 -e" 1000 3000 || status=1; }
 want netty_echo && { netty_case "netty echo 64 B vs floor" "${PERF_COMPARE_NETTY_WARMUP:-4096}" 640 || status=1; }
 want cold_start && { cold_case "cold start: devinfo" devinfo ibv_devinfo || status=1; }
+# the plugin finds the timer's interrupt by the addresses it was given (scripts/softroce's @SYMBOL): a run that
+# never saw one was given the wrong ones, and its kernel counts hold the ticks
+if ! grep -q '^window .* ticks [1-9]' "$icount"; then
+	echo "perf-compare: no window saw the timer's interrupt: the plugin's tick=ENTRY:EXIT addresses are not this kernel's" >&2
+	status=1
+fi
 "$ROOT/scripts/lib/perf-compare/icount-report" "$raw" | tee "$out/table.txt" || status=1
 jit=$(grep -o 'TieredStopAtLevel=[0-9]' <<<"$(grep -o 'TieredStopAtLevel=[0-9]' "$j") ${RDMA4J_JAVA_OPTS:-}" | tail -n 1)
 echo "rdma4j's JVMs: $jvms started, $crashed crashed (JIT: ${jit:-tiered to C2}; JVM options: ${RDMA4J_JAVA_OPTS:-none beyond bin/rdma4j})" |

@@ -16,6 +16,10 @@ import java.util.Arrays;
  * {@code scripts/lib/icount/marks.c}, each one instruction that the QEMU plugin {@code scripts/lib/icount/icount.c}
  * recognises (a NOP anywhere else). {@code rdma4j perf --icount-marks LIB} executes them around each measured
  * size, so the count covers the measured iterations and nothing of the start-up, the JIT's warm-up or the report.
+ * Two more, {@code rdma4j_icount_poll} and {@code rdma4j_icount_empty}, go around a look of a busy wait that is no
+ * CQ poll ({@code write_lat}'s spin on memory): the plugin leaves out the rounds from an empty look to the next
+ * look, as it leaves out busy polling's empty polls of a CQ, so that the count is the code's work and not the
+ * time the peer took.
  *
  * <p>Safety: before the first call each function's code is read and compared with the one it must be (the mark,
  * then {@code ret}), so a wrong library is refused with a {@link PerfException}, never called.
@@ -25,18 +29,25 @@ import java.util.Arrays;
  *
  * <p>Threading: the measuring thread only; a mark is a call of a few instructions and allocates nothing.
  */
-@SuppressWarnings("restricted") // a library's two functions, checked byte by byte before they are called
+@SuppressWarnings("restricted") // a library's four functions, checked byte by byte before they are called
 public final class InstructionMarks {
-    /** {@code nopl 0x52344a01(%rax); ret} and the stop mark's displacement byte: marks.c, icount.c. */
+    /** {@code nopl 0x52344a01(%rax); ret}; the other marks differ in the displacement's low byte: marks.c, icount.c. */
     private static final byte[] START_CODE = {0x0f, 0x1f, (byte) 0x80, 0x01, 0x4a, 0x34, 0x52, (byte) 0xc3};
     private static final int DISPLACEMENT_LOW_BYTE = 3;
 
+    private static final String[] NAMES = {"rdma4j_icount_start", "rdma4j_icount_stop", "rdma4j_icount_poll",
+        "rdma4j_icount_empty"};
+
     private final MethodHandle start;
     private final MethodHandle stop;
+    private final MethodHandle poll;
+    private final MethodHandle empty;
 
-    private InstructionMarks(MethodHandle start, MethodHandle stop) {
-        this.start = start;
-        this.stop = stop;
+    private InstructionMarks(MethodHandle[] marks) {
+        this.start = marks[0];
+        this.stop = marks[1];
+        this.poll = marks[2];
+        this.empty = marks[3];
     }
 
     /**
@@ -55,10 +66,9 @@ public final class InstructionMarks {
         }
         Linker linker = Linker.nativeLinker();
         FunctionDescriptor none = FunctionDescriptor.ofVoid();
-        MethodHandle[] marks = new MethodHandle[2];
-        String[] names = {"rdma4j_icount_start", "rdma4j_icount_stop"};
-        for (int i = 0; i < 2; i++) {
-            String name = names[i];
+        MethodHandle[] marks = new MethodHandle[NAMES.length];
+        for (int i = 0; i < NAMES.length; i++) {
+            String name = NAMES[i];
             MemorySegment function = lookup.find(name).orElseThrow(
                     () -> new PerfException("--icount-marks: " + library + " has no " + name));
             byte[] expected = START_CODE.clone();
@@ -70,7 +80,7 @@ public final class InstructionMarks {
             }
             marks[i] = linker.downcallHandle(function, none, Linker.Option.critical(false));
         }
-        return new InstructionMarks(marks[0], marks[1]);
+        return new InstructionMarks(marks);
     }
 
     private static String hex(byte[] bytes) {
@@ -89,6 +99,16 @@ public final class InstructionMarks {
     /** Executes the stop mark. */
     public void stop() {
         invoke(stop);
+    }
+
+    /** Executes the poll mark: before each look of a busy wait. */
+    public void poll() {
+        invoke(poll);
+    }
+
+    /** Executes the empty mark: after a look of a busy wait that found nothing. */
+    public void empty() {
+        invoke(empty);
     }
 
     private static void invoke(MethodHandle mark) {

@@ -167,8 +167,9 @@ public final class PerfCommand implements Callable<Integer> {
     Path plot;
 
     @Option(names = "--icount-marks", paramLabel = "<lib.so>", description = "execute the instruction-count marks "
-            + "of <lib.so> (scripts/lib/icount) around each measured size, on the client: scripts/perf-compare "
-            + "--icount counts the guest's instructions between them")
+            + "of <lib.so> (scripts/lib/icount) around each measured size, on the client (and around each look of "
+            + "write_lat's spin on memory, on both sides): scripts/perf-compare --icount counts the guest's "
+            + "instructions between them, busy waiting left out")
     Path icountMarks;
 
     /** Iterations of a warm-up round by default. */

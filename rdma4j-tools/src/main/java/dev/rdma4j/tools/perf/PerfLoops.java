@@ -60,8 +60,10 @@ final class PerfLoops implements AutoCloseable {
     /** Each QP's receive (send tests), encoded once: wr_id = the QP's index. */
     private final ReceiveBatch[] recvs;
     private final Histogram histogram = PerfResults.histogram();
-    /** The instruction-count marks around each measured loop ({@code --icount-marks}), or null. */
+    /** The instruction-count marks around each measured loop ({@code --icount-marks}, the client), or null. */
     private InstructionMarks marks;
+    /** The marks around each look of a measured spin on memory ({@code --icount-marks}, both sides), or null. */
+    private InstructionMarks spinMarks;
     private boolean marked;
     private final long[] scnt;
     private final long[] ccnt;
@@ -133,6 +135,17 @@ final class PerfLoops implements AutoCloseable {
      */
     void markWith(InstructionMarks marks) {
         this.marks = marks;
+        this.spinMarks = marks;
+    }
+
+    /**
+     * Marks the looks of each measured spin on memory ({@code write_lat}'s) from here on, on a side that does
+     * not mark its loops (the server): its empty looks are then left out of the count, as the client's are.
+     *
+     * @param marks the marks
+     */
+    void markSpinsWith(InstructionMarks marks) {
+        this.spinMarks = marks;
     }
 
     /** The loop's end: the stop mark, if the loop started with a start mark. */
@@ -404,6 +417,7 @@ final class PerfLoops implements AutoCloseable {
         long c = 0;
         long first = 0;
         long prev = 0;
+        InstructionMarks spin = record ? spinMarks : null;
         send.clear().write(0, mr, 0, size, remote, m);
         if (size <= inline) {
             send.inline();
@@ -412,7 +426,7 @@ final class PerfLoops implements AutoCloseable {
             if (r < n && !(s == 0 && client)) {
                 r++;
                 byte expected = (byte) r;
-                while ((byte) BYTE.getVolatile(buf, pollAt) != expected) {
+                while (!arrived(pollAt, expected, spin)) {
                     if (stopped) {
                         return finishWriteLatency(size, s, prev - first);
                     }
@@ -435,6 +449,19 @@ final class PerfLoops implements AutoCloseable {
             }
         }
         return finishWriteLatency(size, s, prev - first);
+    }
+
+    /** One look of write_lat's spin: whether the peer's byte arrived, between the spin's marks if any. */
+    private boolean arrived(long pollAt, byte expected, InstructionMarks spin) {
+        if (spin == null) {
+            return (byte) BYTE.getVolatile(buf, pollAt) == expected;
+        }
+        spin.poll();
+        boolean arrived = (byte) BYTE.getVolatile(buf, pollAt) == expected;
+        if (!arrived) {
+            spin.empty();
+        }
+        return arrived;
     }
 
     /**

@@ -36,7 +36,8 @@ import java.util.Locale;
  * @param plot       {@code --plot} file, or {@code null}
  * @param byteBudget the bytes one size of {@code -a} moves at most, or 0 for {@link #iterations()} at every size
  * @param icountMarks {@code --icount-marks}: the library whose marks the client executes around each measured
- *                   size (see {@link InstructionMarks}), or {@code null}
+ *                   size, and both sides around each look of a spin on memory (see {@link InstructionMarks}), or
+ *                   {@code null}
  */
 public record PerfParameters(PerfTest test, String host, String device, int ibPort, int gidIndex, int tcpPort,
         List<Long> sizes, long iterations, int duration, int qps, int txDepth, int rxDepth, int inline, long warmup,

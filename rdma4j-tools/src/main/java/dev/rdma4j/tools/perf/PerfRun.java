@@ -142,8 +142,13 @@ final class PerfRun {
                 return null;
             });
             try (PerfLoops loops = new PerfLoops(p, qps, mr, m, remotes, cq, granted, socket)) {
-                if (p.icountMarks() != null && p.isClient()) { // scripts/perf-compare --icount
-                    loops.markWith(InstructionMarks.load(p.icountMarks()));
+                if (p.icountMarks() != null) { // scripts/perf-compare --icount
+                    InstructionMarks marks = InstructionMarks.load(p.icountMarks());
+                    if (p.isClient()) {
+                        loops.markWith(marks);
+                    } else {
+                        loops.markSpinsWith(marks);
+                    }
                 }
                 loops.postReceives();
                 sync(socket);

@@ -30,8 +30,28 @@ class InstructionMarksTest {
         InstructionMarks marks = InstructionMarks.load(dir.resolve("libicount-marks.so"));
         for (int i = 0; i < 3; i++) {
             marks.start();
+            marks.poll();
+            marks.empty();
             marks.stop();
         }
+    }
+
+    @Test
+    void aSpinMarkWithAnotherMarksCodeIsRefused() throws Exception {
+        Path src = dir.resolve("swapped.c");
+        // start and stop right, poll executes the empty mark: the plugin would count every look as spin
+        Files.writeString(src, """
+                void rdma4j_icount_start(void) { __asm__ volatile(".byte 0x0f, 0x1f, 0x80, 0x01, 0x4a, 0x34, 0x52"); }
+                void rdma4j_icount_stop(void) { __asm__ volatile(".byte 0x0f, 0x1f, 0x80, 0x02, 0x4a, 0x34, 0x52"); }
+                void rdma4j_icount_poll(void) { __asm__ volatile(".byte 0x0f, 0x1f, 0x80, 0x04, 0x4a, 0x34, 0x52"); }
+                void rdma4j_icount_empty(void) { __asm__ volatile(".byte 0x0f, 0x1f, 0x80, 0x04, 0x4a, 0x34, 0x52"); }
+                """);
+        gcc("gcc", "-O2", "-fcf-protection=none", "-shared", "-fPIC", "-o", dir.resolve("libswapped.so").toString(),
+                src.toString());
+        assertThatThrownBy(() -> InstructionMarks.load(dir.resolve("libswapped.so")))
+                .isInstanceOf(PerfException.class)
+                .hasMessageContaining("rdma4j_icount_poll")
+                .hasMessageContaining("is not the mark of scripts/lib/icount/marks.c");
     }
 
     @Test

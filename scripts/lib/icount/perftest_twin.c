@@ -1,14 +1,14 @@
 /*
- * lat_twin.c: lat-twin, the C side of scripts/perf-compare --icount's latency cases: perftest's loops (read, not
- * copied, from perftest_resources.c: run_iter_lat_send for send_lat, run_iter_lat for read_lat and atomic_lat,
- * run_iter_lat_write for write_lat), the same verbs calls in the same order, with marks around the measured
- * iterations of its own. perftest can only be marked from outside (a whole run, start-up, connection and its
+ * perftest_twin.c: perftest-twin, the C side of scripts/perf-compare --icount's latency and bandwidth cases:
+ * perftest's loops (read, not copied, from perftest_resources.c: run_iter_lat_send for send_lat, run_iter_lat for
+ * read_lat and atomic_lat, run_iter_lat_write for write_lat, run_iter_bw and run_iter_bw_server for write_bw and
+ * send_bw), the same verbs calls in the same order, with marks around the measured iterations of its own. perftest can only be marked from outside (a whole run, start-up, connection and its
  * clock-rate sampling included), and its figure is the difference of two run lengths, which a loaded machine
  * moves by thousands of instructions an iteration; and its `ib_send_lat -e` hangs on this guest's rxe (both
  * sides blocked in ibv_get_cq_event: docs/perf/event-mode-and-cold-2026-11-25.md). scripts/perf-compare's
- * twin_check case compares this program's busy send_lat with ib_send_lat's.
+ * twin_check case compares this program's send_lat, write_lat, read_lat, write_bw and send_bw with perftest's.
  *
- *   lat-twin TEST [-e] [-s SIZE] [-n ITERS] [-w WARMUP] [-p PORT] [-d DEVICE] [-i IB_PORT] [-x GID_INDEX] [SERVER]
+ *   perftest-twin TEST [-e] [-s SIZE] [-n ITERS] [-w WARMUP] [-p PORT] [-d DEVICE] [-i IB_PORT] [-x GID_INDEX] [SERVER]
  *
  * TEST: send_lat (-e: event mode), write_lat, read_lat or atomic_lat (FETCH_AND_ADD of 8 bytes). As perftest does
  * for RC: a send CQ and a receive CQ (with -e each on its own completion channel, armed at creation), one send
@@ -21,6 +21,13 @@
  * With -e, waiting is perftest's ctx_notify_events (ibv_get_cq_event, ibv_ack_cq_events, ibv_req_notify_cq)
  * followed by a poll, and one thing more than perftest: a poll that finds nothing waits for the next event
  * instead of going on without the completion (the step where perftest's -e loses one and blocks for good).
+ * write_bw and send_bw are perftest's run_iter_bw (the client) and run_iter_bw_server (send_bw's server; write_bw's
+ * has no loop) as perftest 4.5 runs them on rxe: an extended QP posted through ibv_wr_start / ibv_wr_rdma_write or
+ * ibv_wr_send / ibv_wr_set_sge / ibv_wr_complete (perftest's flow where rdma-core has it), no inline data, up to
+ * 128 requests outstanding, one in 100 signaled (every one above 8 KiB), completions polled 16 at a time, a time
+ * stamp per post and per completion, addresses stepping through a page when a message fits in it twice, 512
+ * receives posted first and one posted again per completion. A warm-up run of WARMUP messages, a byte each way,
+ * then the measured run of ITERS between the client's marks.
  * The QPs' endpoints (LID, QPN, PSN, GID, buffer address and rkey) go over TCP; a last byte each way ends the run
  * on both sides at once.
  */
@@ -39,11 +46,18 @@
 
 void rdma4j_icount_start(void);
 void rdma4j_icount_stop(void);
+void rdma4j_icount_poll(void);
+void rdma4j_icount_empty(void);
 
 #define INLINE_SIZE 236 /* perftest's DEF_INLINE_SEND_RC_UC */
 #define RX_DEPTH 512    /* perftest's DEF_RX_SEND */
+#define TX_DEPTH 128    /* perftest's DEF_TX_BW */
+#define CQ_MOD 100      /* perftest's DEF_CQ_MOD: one signaled request in 100; every one above 8 KiB */
+#define CQ_MOD_LIMIT 8192 /* perftest's MSG_SIZE_CQ_MOD_LIMIT */
+#define POLL_BATCH 16   /* perftest's CTX_POLL_BATCH */
+#define CYCLE 4096      /* perftest's cycle_buffer (the page): addresses move through it when a message fits twice */
 
-enum test { SEND_LAT, WRITE_LAT, READ_LAT, ATOMIC_LAT };
+enum test { SEND_LAT, WRITE_LAT, READ_LAT, ATOMIC_LAT, WRITE_BW, SEND_BW };
 
 static struct {
 	enum test test;
@@ -61,13 +75,13 @@ struct endpoint {
 
 static void die(const char *what)
 {
-	fprintf(stderr, "lat-twin: %s: %s\n", what, strerror(errno ? errno : EIO));
+	fprintf(stderr, "perftest-twin: %s: %s\n", what, strerror(errno ? errno : EIO));
 	exit(1);
 }
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: lat-twin send_lat|write_lat|read_lat|atomic_lat [-e] [-s SIZE] [-n ITERS] [-w WARMUP] [-p PORT] [-d DEVICE] [-i IB_PORT]"
+	fprintf(stderr, "usage: perftest-twin send_lat|write_lat|read_lat|atomic_lat|write_bw|send_bw [-e] [-s SIZE] [-n ITERS] [-w WARMUP] [-p PORT] [-d DEVICE] [-i IB_PORT]"
 			" [-x GID_INDEX] [SERVER]\n");
 	exit(2);
 }
@@ -146,8 +160,99 @@ static void take(struct ibv_cq *cq, struct ibv_comp_channel *channel, struct ibv
 		die(what);
 	}
 	if (wc->status != IBV_WC_SUCCESS) {
-		fprintf(stderr, "lat-twin: %s completion: %s\n", what, ibv_wc_status_str(wc->status));
+		fprintf(stderr, "perftest-twin: %s completion: %s\n", what, ibv_wc_status_str(wc->status));
 		exit(1);
+	}
+}
+
+/* perftest's address step (increase_loc_addr, increase_rem_addr): the next message's place in the cycle buffer */
+static uint64_t next_addr(uint64_t addr, uint64_t base, unsigned long count)
+{
+	unsigned inc = (opt.size + 63) / 64 * 64; /* INC(size, cache line) */
+	addr += inc;
+	return (count + 1) % (CYCLE / inc) == 0 ? base : addr;
+}
+
+/* perftest's run_iter_bw, one QP, post_list 1, with the post-send flow perftest uses where rdma-core has it
+ * (ibv_wr_start, ibv_wr_rdma_write or ibv_wr_send, ibv_wr_set_sge, ibv_wr_complete): up to TX_DEPTH requests
+ * outstanding, one in cq_mod signaled (and the last), a time stamp per post and per completion (perftest's
+ * tposted and tcompleted), completions polled POLL_BATCH at a time */
+static void bw_client(struct ibv_qp_ex *qpx, struct ibv_cq *cq, uint64_t lbase, uint32_t lkey, uint64_t rbase,
+		uint32_t rkey, unsigned long iters, uint64_t *posted, uint64_t *completed)
+{
+	struct ibv_wc wc[POLL_BATCH];
+	unsigned long scnt = 0, ccnt = 0;
+	int cq_mod = opt.size > CQ_MOD_LIMIT ? 1 : CQ_MOD, cycle = opt.size <= CYCLE / 2;
+	uint64_t laddr = lbase, raddr = rbase;
+	unsigned flags = IBV_SEND_SIGNALED;
+	while (scnt < iters || ccnt < iters) {
+		while (scnt < iters && scnt - ccnt + 1 <= TX_DEPTH) {
+			if (scnt % cq_mod == 0 && cq_mod > 1 && scnt != iters - 1)
+				flags &= ~IBV_SEND_SIGNALED;
+			posted[scnt] = __builtin_ia32_rdtsc();
+			ibv_wr_start(qpx);
+			qpx->wr_id = 0;
+			qpx->wr_flags = flags;
+			if (opt.test == WRITE_BW)
+				ibv_wr_rdma_write(qpx, rkey, raddr);
+			else
+				ibv_wr_send(qpx);
+			ibv_wr_set_sge(qpx, lkey, laddr, opt.size);
+			if (ibv_wr_complete(qpx))
+				die("ibv_wr_complete");
+			if (cycle) {
+				laddr = next_addr(laddr, lbase, scnt);
+				if (opt.test == WRITE_BW)
+					raddr = next_addr(raddr, rbase, scnt);
+			}
+			scnt++;
+			if (scnt % cq_mod == (unsigned long)cq_mod - 1 || scnt == iters - 1)
+				flags |= IBV_SEND_SIGNALED;
+		}
+		if (ccnt < iters) {
+			int ne = ibv_poll_cq(cq, POLL_BATCH, wc);
+			if (ne < 0) {
+				errno = EIO;
+				die("ibv_poll_cq");
+			}
+			for (int i = 0; i < ne; i++) {
+				if (wc[i].status != IBV_WC_SUCCESS) {
+					fprintf(stderr, "perftest-twin: send completion: %s\n", ibv_wc_status_str(wc[i].status));
+					exit(1);
+				}
+				ccnt += cq_mod;
+				completed[(ccnt > iters ? iters : ccnt) - 1] = __builtin_ia32_rdtsc();
+			}
+		}
+	}
+}
+
+/* perftest's run_iter_bw_server for send_bw: completions polled POLL_BATCH at a time, a receive posted again for
+ * each while later messages still need it (*posted of the run's total) */
+static void bw_server(struct ibv_qp *qp, struct ibv_cq *cq, struct ibv_recv_wr *rwr, unsigned long iters,
+		unsigned long *posted, unsigned long total)
+{
+	struct ibv_wc wc[POLL_BATCH];
+	struct ibv_recv_wr *bad;
+	unsigned long rcnt = 0;
+	while (rcnt < iters) {
+		int ne = ibv_poll_cq(cq, POLL_BATCH, wc);
+		if (ne < 0) {
+			errno = EIO;
+			die("ibv_poll_cq");
+		}
+		for (int i = 0; i < ne; i++) {
+			if (wc[i].status != IBV_WC_SUCCESS) {
+				fprintf(stderr, "perftest-twin: receive completion: %s\n", ibv_wc_status_str(wc[i].status));
+				exit(1);
+			}
+			rcnt++;
+			if (*posted < total) {
+				if (ibv_post_recv(qp, rwr, &bad))
+					die("ibv_post_recv");
+				++*posted;
+			}
+		}
 	}
 }
 
@@ -164,6 +269,10 @@ int main(int argc, char **argv)
 		opt.test = READ_LAT;
 	else if (strcmp(argv[1], "atomic_lat") == 0)
 		opt.test = ATOMIC_LAT;
+	else if (strcmp(argv[1], "write_bw") == 0)
+		opt.test = WRITE_BW;
+	else if (strcmp(argv[1], "send_bw") == 0)
+		opt.test = SEND_BW;
 	else
 		usage();
 	argv++;
@@ -187,7 +296,7 @@ int main(int argc, char **argv)
 		opt.size = 8;
 	if (optind != argc || opt.iters == 0 || opt.size == 0 || (opt.event && opt.test != SEND_LAT))
 		usage();
-	int client = opt.server != NULL;
+	int client = opt.server != NULL, bw = opt.test == WRITE_BW || opt.test == SEND_BW;
 	unsigned long total = opt.warmup + opt.iters;
 	int rx_depth = total < RX_DEPTH ? (int)total : RX_DEPTH;
 
@@ -204,8 +313,10 @@ int main(int argc, char **argv)
 	struct ibv_pd *pd = ibv_alloc_pd(ctx);
 	/* the first half is sent or written from (read into, for read_lat and atomic_lat), the second is received
 	 * or written into (read, added to) by the peer */
-	char *buf = aligned_alloc(64, 2 * ((opt.size + 63) / 64 * 64));
 	size_t half = (opt.size + 63) / 64 * 64;
+	if (bw && half < CYCLE)
+		half = CYCLE;
+	char *buf = aligned_alloc(64, 2 * half);
 	if (buf)
 		memset(buf, 0, 2 * half);
 	struct ibv_mr *mr = pd && buf ? ibv_reg_mr(pd, buf, 2 * half, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
@@ -219,7 +330,7 @@ int main(int argc, char **argv)
 		if (!send_channel || !recv_channel)
 			die("ibv_create_comp_channel");
 	}
-	struct ibv_cq *send_cq = ibv_create_cq(ctx, 1, NULL, send_channel, 0);
+	struct ibv_cq *send_cq = ibv_create_cq(ctx, bw ? TX_DEPTH : 1, NULL, send_channel, 0);
 	struct ibv_cq *recv_cq = ibv_create_cq(ctx, rx_depth, NULL, recv_channel, 0);
 	if (!send_cq || !recv_cq)
 		die("ibv_create_cq");
@@ -230,9 +341,19 @@ int main(int argc, char **argv)
 		.cap = {.max_send_wr = 1, .max_recv_wr = rx_depth, .max_send_sge = 1, .max_recv_sge = 1,
 			.max_inline_data = INLINE_SIZE},
 	};
-	struct ibv_qp *qp = ibv_create_qp(pd, &init);
+	/* bandwidth: an extended QP for the ibv_wr_* flow, as perftest creates it */
+	struct ibv_qp_init_attr_ex init_ex = {
+		.send_cq = send_cq, .recv_cq = recv_cq, .qp_type = IBV_QPT_RC,
+		.cap = {.max_send_wr = TX_DEPTH, .max_recv_wr = rx_depth, .max_send_sge = 1, .max_recv_sge = 1},
+		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS, .pd = pd,
+		.send_ops_flags = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_SEND,
+	};
+	struct ibv_qp *qp = bw ? ibv_create_qp_ex(ctx, &init_ex) : ibv_create_qp(pd, &init);
 	if (!qp)
 		die("ibv_create_qp");
+	struct ibv_qp_ex *qpx = bw ? ibv_qp_to_qp_ex(qp) : NULL;
+	if (bw && !qpx)
+		die("ibv_qp_to_qp_ex");
 	struct ibv_qp_attr attr = {.qp_state = IBV_QPS_INIT, .port_num = opt.ib_port,
 		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC};
 	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
@@ -240,7 +361,7 @@ int main(int argc, char **argv)
 
 	struct ibv_sge recv_sge = {.addr = (uintptr_t)buf + half, .length = opt.size, .lkey = mr->lkey};
 	struct ibv_recv_wr recv_wr = {.sg_list = &recv_sge, .num_sge = 1}, *bad_recv;
-	for (int i = 0; opt.test == SEND_LAT && i < rx_depth; i++) {
+	for (int i = 0; (opt.test == SEND_LAT || opt.test == SEND_BW) && i < rx_depth; i++) {
 		recv_wr.wr_id = i;
 		if (ibv_post_recv(qp, &recv_wr, &bad_recv))
 			die("ibv_post_recv");
@@ -297,7 +418,31 @@ int main(int argc, char **argv)
 	struct ibv_wc wc;
 	unsigned long scnt = 0, rcnt = 0;
 	struct timespec t0, t1;
-	if (opt.test == READ_LAT || opt.test == ATOMIC_LAT) { /* run_iter_lat: the client alone */
+	if (bw) { /* the warm-up run, both sides ready, the measured run */
+		uint64_t *posted = calloc(total, sizeof *posted), *completed = calloc(total, sizeof *completed);
+		unsigned long receives = rx_depth;
+		if (!posted || !completed)
+			die("calloc");
+		for (int run = 0; run < 2; run++) {
+			unsigned long n = run == 0 ? opt.warmup : opt.iters;
+			if (run == 1 && client) {
+				clock_gettime(CLOCK_MONOTONIC, &t0);
+				rdma4j_icount_start();
+			}
+			if (client && n)
+				bw_client(qpx, send_cq, (uintptr_t)buf, mr->lkey, peer.addr, peer.rkey, n, posted, completed);
+			else if (opt.test == SEND_BW && n)
+				bw_server(qp, recv_cq, &recv_wr, n, &receives, total);
+			if (run == 0) {
+				full(fd, &sync, 1, 1);
+				full(fd, &sync, 1, 0);
+			}
+		}
+		free(posted);
+		free(completed);
+		scnt = rcnt = total; /* the latency loops below have nothing to do */
+	}
+	if (!bw && (opt.test == READ_LAT || opt.test == ATOMIC_LAT)) { /* run_iter_lat: the client alone */
 		for (; client && scnt < total; scnt++) {
 			if (scnt == opt.warmup) {
 				clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -314,8 +459,13 @@ int main(int argc, char **argv)
 	while (opt.test == WRITE_LAT && (scnt < total || rcnt < total)) { /* run_iter_lat_write */
 		if (rcnt < total && !(scnt < 1 && !client)) {
 			rcnt++;
-			while (*poll_byte != (char)rcnt)
-				;
+			/* the spin's empty looks are left out, as rdma4j's are (the marks of marks.c; poll.c's for CQs) */
+			for (;;) {
+				rdma4j_icount_poll();
+				if (*poll_byte == (char)rcnt)
+					break;
+				rdma4j_icount_empty();
+			}
 		}
 		if (scnt < total) {
 			if (client && scnt == opt.warmup) {
@@ -353,8 +503,8 @@ int main(int argc, char **argv)
 		rdma4j_icount_stop();
 		clock_gettime(CLOCK_MONOTONIC, &t1);
 		double usec = ((t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec)) / 1e3;
-		static const char *const names[] = {"send_lat", "write_lat", "read_lat", "atomic_lat"};
-		printf("# lat-twin %s%s %u bytes: %lu iterations after %lu of warm-up, %.2f usec an iteration\n",
+		static const char *const names[] = {"send_lat", "write_lat", "read_lat", "atomic_lat", "write_bw", "send_bw"};
+		printf("# perftest-twin %s%s %u bytes: %lu iterations after %lu of warm-up, %.2f usec an iteration\n",
 				names[opt.test], opt.event ? " -e" : "", opt.size, opt.iters, opt.warmup, usec / opt.iters);
 	}
 	full(fd, &sync, 1, 1); /* neither side destroys its QP while the other may still need it */
