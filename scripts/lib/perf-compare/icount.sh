@@ -28,10 +28,13 @@ mkdir -p "$out"
 export LD_PRELOAD=$marks/libicount-poll.so
 . "$ROOT/scripts/lib/jdk.sh"
 . "$ROOT/scripts/lib/perf-compare/runs.sh"
-WARMUP_TIME=${PERF_COMPARE_WARMUP_TIME:-20}
-# net-pingpong's unmeasured round trips: with the JIT's usual thresholds, 1,000 left compiling in the measured
-# window (the busy case's user figure 85,000 a round trip after 1,000, 69,000 after 3,000: --profile)
-NET_WARMUP=${PERF_COMPARE_NET_WARMUP:-3000}
+# the longest warm-up of a run (rdma4j perf's --warmup-time, net-pingpong's, NettyEchoCount's): with 20 s,
+# send_lat 4 KiB, write_bw 64 KiB and send_lat -e ended every warm-up with the JIT still compiling
+WARMUP_TIME=${PERF_COMPARE_WARMUP_TIME:-30}
+# net-pingpong's unmeasured round trips before its rounds that last until neither JIT compiled for two (with
+# the JIT's usual thresholds a fixed 1,000 left compiling in the measured window: the busy case's user figure
+# 85,000 a round trip after 1,000, 69,000 after 3,000)
+NET_WARMUP=${PERF_COMPARE_NET_WARMUP:-1000}
 
 # the figures of the window a run added (there must be exactly one; WINDOWS=2: the next to last of two), "total
 # user kernel spin tick" (kernel without the timer's interrupt, which tick counts: see icount.c): the whole window's (PART window: rdma4j's marks hold its measured loop; PART start: a whole
@@ -167,13 +170,14 @@ twin_check_case() {
 }
 
 # netty_case NAME WARMUP N: rdma4j-netty's 64 B echo against rdma4j's own floor (rdma4j-bench's NettyEchoCount, one
-# JVM a round: both connections warmed up for WARMUP round trips, then N round trips of the floor and N of the
-# channel, each between marks); the floor goes in C's column
+# JVM a round: both connections warmed up for WARMUP round trips and then until the JIT compiled nothing for two
+# rounds (at most WARMUP_TIME s), then N round trips of the floor and N of the channel, each between marks, each
+# after a collection of the heap); the floor goes in C's column
 netty_case() {
 	local name=$1 warmup=$2 n=$3 r before w rc t0=$SECONDS
 	local bench=("$JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED -XX:TieredStopAtLevel=1 -XX:+UseSerialGC
 		-XX:CompileThresholdScaling=0.1 ${RDMA4J_JAVA_OPTS:-} -cp "$ROOT/rdma4j-bench/target/rdma4j-bench.jar"
-		dev.rdma4j.bench.NettyEchoCount "$marks/libicount-marks.so" "$warmup" "$n")
+		dev.rdma4j.bench.NettyEchoCount "$marks/libicount-marks.so" "$warmup" "$n" "$WARMUP_TIME")
 	for ((r = 1; r <= rounds; r++)); do
 		before=$(windows)
 		timeout "$RUN_TIMEOUT" "${bench[@]}" >"$out/last.client" 2>&1
@@ -278,7 +282,7 @@ want net_pingpong_e && { icount_case "short path 64 B event" "$net" 1000 "ibv_rc
 	status=1; }
 want net_pingpong_async && { icount_case "short path async event" "$net --async" 1000 \
 	"ibv_rc_pingpong -g 1 -s 64 -e" 1000 3000 || status=1; }
-want netty_echo && { netty_case "netty echo 64 B vs floor" "${PERF_COMPARE_NETTY_WARMUP:-4096}" 640 || status=1; }
+want netty_echo && { netty_case "netty echo 64 B vs floor" "${PERF_COMPARE_NETTY_WARMUP:-1024}" 640 || status=1; }
 want cold_start && { cold_case "cold start: devinfo" devinfo ibv_devinfo || status=1; }
 # the plugin finds the timer's interrupt by the addresses it was given (scripts/softroce's @SYMBOL): a run that
 # never saw one was given the wrong ones, and its kernel counts hold the ticks

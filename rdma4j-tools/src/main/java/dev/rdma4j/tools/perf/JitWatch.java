@@ -9,9 +9,12 @@ import java.lang.management.ManagementFactory;
  * flight has not yet added to the total). The warm-ups of {@code rdma4j perf} and {@code rdma4j net-pingpong} go on
  * until it stays quiet, so that a measurement sees the code a long-running program runs.
  *
+ * <p>Public for the measuring programs outside this package (rdma4j-bench's {@code NettyEchoCount}); not an API of
+ * the library.
+ *
  * <p>Not thread-safe: one thread looks.
  */
-final class JitWatch {
+public final class JitWatch {
     private final CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
     private final boolean threadTicks;
     private long lastMillis = -1;
@@ -23,7 +26,7 @@ final class JitWatch {
      * @param threadTicks whether to read the compiler threads' CPU time too (files under {@code /proc}: not on a
      *                    thread that must not block, such as an engine's)
      */
-    JitWatch(boolean threadTicks) {
+    public JitWatch(boolean threadTicks) {
         this.threadTicks = threadTicks;
     }
 
@@ -32,7 +35,7 @@ final class JitWatch {
      *
      * @return whether it worked
      */
-    boolean compiledSinceLastLook() {
+    public boolean compiledSinceLastLook() {
         long millis = jit != null && jit.isCompilationTimeMonitoringSupported() ? jit.getTotalCompilationTime() : 0;
         long ticks = threadTicks ? Warmup.compilerThreadTicks() : 0;
         boolean busy = millis != lastMillis || ticks != lastTicks;

@@ -31,7 +31,10 @@ import picocli.CommandLine.Spec;
  * and the median round trip. With {@code --warmup-time}, rounds of {@value #WARMUP_ROUND} more round trips follow
  * the warm-up while the JIT of either side compiled during the last two rounds: after each, the client sends a
  * probe, a message of one byte, and the server answers with one of its own, {@code Q} when its JIT has been quiet
- * since the last probe ({@code W} otherwise). The server answers probes whenever {@code -s} is 2 or more.
+ * since the last probe ({@code W} otherwise). The server answers probes whenever {@code -s} is 2 or more. Both
+ * sides collect their heaps ({@code System.gc()}) before the measured round trips (the server before each answer),
+ * so that no collection of what the warm-up allocated falls among them: the short path allocates per message, and
+ * a young collection in some runs' windows and not in others' moved their counts by up to 80%.
  * Blocking by default, as the README writes it ({@code send} then {@code receive} on the caller's thread);
  * {@code --async} chains {@code sendAsync} and {@code receiveAsync} on the engine thread, with no thread of the
  * caller's in the loop. {@code --busy-poll} sets {@link RdmaOptions.Builder#busyPoll} (the waiting caller polls), or with
@@ -206,6 +209,7 @@ public final class NetPingpongCommand implements Callable<Integer> {
             boolean theirs = probe(c, probe) == QUIET;
             quiet = !jit.compiledSinceLastLook() && theirs ? quiet + 1 : 0;
         }
+        System.gc(); // the server collected before its last answer
         out.printf("# warm-up: %d round trips of %d bytes in %d rounds after %d, %.1f s, %s; not counted%n",
                 (long) rounds * WARMUP_ROUND, size, rounds, warmup, (System.nanoTime() - start) / 1e9,
                 quiet >= 2 ? "until neither side's JIT compiled for two rounds"
@@ -225,8 +229,12 @@ public final class NetPingpongCommand implements Callable<Integer> {
         }
     }
 
-    /** The server's answer to a probe: whether its JIT compiled since the last one. */
+    /**
+     * The server's answer to a probe: whether its JIT compiled since the last one, after collecting its heap (the
+     * measurement may begin once the client has it).
+     */
     private static MemorySegment answer(JitWatch jit, MemorySegment answer) {
+        System.gc();
         answer.set(java.lang.foreign.ValueLayout.JAVA_BYTE, 0, jit.compiledSinceLastLook() ? COMPILING : QUIET);
         return answer;
     }
