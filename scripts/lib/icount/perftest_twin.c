@@ -173,6 +173,23 @@ static uint64_t next_addr(uint64_t addr, uint64_t base, unsigned long count)
 	return (count + 1) % (CYCLE / inc) == 0 ? base : addr;
 }
 
+/* up to POLL_BATCH completions of CQ, every one a success (perftest checks each as it counts it) */
+static inline int poll_batch(struct ibv_cq *cq, struct ibv_wc *wc, const char *what)
+{
+	int ne = ibv_poll_cq(cq, POLL_BATCH, wc);
+	if (ne < 0) {
+		errno = EIO;
+		die("ibv_poll_cq");
+	}
+	for (int i = 0; i < ne; i++) {
+		if (wc[i].status != IBV_WC_SUCCESS) {
+			fprintf(stderr, "perftest-twin: %s completion: %s\n", what, ibv_wc_status_str(wc[i].status));
+			exit(1);
+		}
+	}
+	return ne;
+}
+
 /* perftest's run_iter_bw, one QP, post_list 1, with the post-send flow perftest uses where rdma-core has it
  * (ibv_wr_start, ibv_wr_rdma_write or ibv_wr_send, ibv_wr_set_sge, ibv_wr_complete): up to TX_DEPTH requests
  * outstanding, one in cq_mod signaled (and the last), a time stamp per post and per completion (perftest's
@@ -210,16 +227,8 @@ static void bw_client(struct ibv_qp_ex *qpx, struct ibv_cq *cq, uint64_t lbase, 
 				flags |= IBV_SEND_SIGNALED;
 		}
 		if (ccnt < iters) {
-			int ne = ibv_poll_cq(cq, POLL_BATCH, wc);
-			if (ne < 0) {
-				errno = EIO;
-				die("ibv_poll_cq");
-			}
+			int ne = poll_batch(cq, wc, "send");
 			for (int i = 0; i < ne; i++) {
-				if (wc[i].status != IBV_WC_SUCCESS) {
-					fprintf(stderr, "perftest-twin: send completion: %s\n", ibv_wc_status_str(wc[i].status));
-					exit(1);
-				}
 				ccnt += cq_mod;
 				completed[(ccnt > iters ? iters : ccnt) - 1] = __builtin_ia32_rdtsc();
 			}
@@ -236,16 +245,8 @@ static void bw_server(struct ibv_qp *qp, struct ibv_cq *cq, struct ibv_recv_wr *
 	struct ibv_recv_wr *bad;
 	unsigned long rcnt = 0;
 	while (rcnt < iters) {
-		int ne = ibv_poll_cq(cq, POLL_BATCH, wc);
-		if (ne < 0) {
-			errno = EIO;
-			die("ibv_poll_cq");
-		}
+		int ne = poll_batch(cq, wc, "receive");
 		for (int i = 0; i < ne; i++) {
-			if (wc[i].status != IBV_WC_SUCCESS) {
-				fprintf(stderr, "perftest-twin: receive completion: %s\n", ibv_wc_status_str(wc[i].status));
-				exit(1);
-			}
 			rcnt++;
 			if (*posted < total) {
 				if (ibv_post_recv(qp, rwr, &bad))
