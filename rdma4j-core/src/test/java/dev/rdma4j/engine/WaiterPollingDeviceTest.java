@@ -60,8 +60,8 @@ class WaiterPollingDeviceTest {
      * While a caller polls, the engine looks at the queue less and less often (after 1, 2 and 4 ms, then every 8
      * ms): each look wakes its thread, which takes a core from the spinning caller (a look every millisecond was a
      * wake-up a round trip of a ping-pong in the guest), and finds the caller still there. A waiter stays for the
-     * whole test and takes 20 messages that come every 10 ms or so; the first one's event tells the engine that
-     * the queue is left to waiters.
+     * whole test (600 ms) and takes 20 messages, each sent once it took the one before; the first one's event tells
+     * the engine that the queue is left to waiters.
      */
     @ParameterizedTest
     @EnumSource(value = PollingMode.class, names = "EVENT")
@@ -83,9 +83,9 @@ class WaiterPollingDeviceTest {
                 }
                 waited[0] = System.nanoTime() - start;
             });
-            for (int i = 0; i < 20; i++) {
+            for (int i = 0; i < 20; i++) { // each once the waiter took the one before
                 p.a.sendAsync(p.memA, 0, 64).get(T, TimeUnit.SECONDS);
-                Thread.sleep(10);
+                messages.get(i).get(T, TimeUnit.SECONDS);
             }
             waiter.join();
             long looks = p.engine.waiterLooks() - before;
