@@ -43,8 +43,14 @@ import java.util.concurrent.locks.ReentrantLock;
  * <p>The {@code timeout} of a blocking form is not negative ({@link IllegalArgumentException}, before anything is
  * posted); one longer than {@code Long.MAX_VALUE} nanoseconds (about 292 years) is taken as that: no deadline.
  *
- * <p>Threading: thread-safe. Futures complete on the engine thread, so their non-async continuations run
- * there and must not block; the blocking twins detect the engine thread and throw.
+ * <p><b>Tagged requests.</b> A wrapper made with a {@link RequestHandler}
+ * ({@link CompletionEngine#wrap(QueuePair, RequestHandler)}) also posts sends and receives with a tag of the caller's
+ * instead of a future ({@link #sendTagged}, {@link #receiveTagged}): nothing is allocated per request, a full queue
+ * is a {@code false} return, and the handler is told of each completion, or of the failure that ends it.
+ *
+ * <p>Threading: thread-safe. Futures complete on the engine thread (or on a caller's that waits in
+ * {@link CompletionEngine#pollWhileWaiting}), so their non-async continuations run there and must not block; the
+ * blocking twins detect the engine thread and throw.
  */
 public final class AsyncQueuePair implements AutoCloseable {
     private static final int ENOMEM = 12;
@@ -66,16 +72,24 @@ public final class AsyncQueuePair implements AutoCloseable {
     private final ReceiveBatch recv;
     private final AtomicBoolean closed = new AtomicBoolean();
     private volatile Throwable broken;
+    /** Takes the tagged requests' completions; null when the wrapper was made without one. */
+    private final RequestHandler handler;
+    /** Every tagged send's and receive's entry (a tagged request's tag is kept by slot: nothing made per request). */
+    private final PendingRequests.Pending taggedSend;
+    private final PendingRequests.Pending taggedReceive;
 
-    AsyncQueuePair(CompletionEngine engine, QueuePair qp) {
+    AsyncQueuePair(CompletionEngine engine, QueuePair qp, RequestHandler handler) {
         this.engine = engine;
         this.qp = qp;
+        this.handler = handler;
         var caps = qp.capabilities();
         this.pending = new PendingRequests(caps.maxSendWr() + caps.maxRecvWr());
         this.sendRoom = new Semaphore(caps.maxSendWr());
         this.recvRoom = new Semaphore(caps.maxRecvWr());
         this.send = new SendBatch(1, Math.max(1, caps.maxSendSge()), caps.maxInlineData());
         this.recv = new ReceiveBatch(1, Math.max(1, caps.maxRecvSge()));
+        this.taggedSend = new PendingRequests.Pending(null, "send", sendRoom);
+        this.taggedReceive = new PendingRequests.Pending(null, "receive", recvRoom);
         ACCESS.drive(qp, driver); // from now on only this wrapper posts on the QP
     }
 
@@ -105,6 +119,118 @@ public final class AsyncQueuePair implements AutoCloseable {
      */
     public QueuePair queuePair() {
         return qp;
+    }
+
+    // ---------------------------------------------------------------- tagged forms
+
+    /**
+     * Send ({@code ibv_post_send}, {@code IBV_WR_SEND}) whose completion goes to the wrapper's
+     * {@link RequestHandler} with {@code tag}: nothing is allocated (the hot path of a caller that keeps its own
+     * per-request state, such as {@code RdmaConnection}'s send buffers).
+     *
+     * @param region source
+     * @param offset offset in it
+     * @param length bytes
+     * @param tag    the caller's, given back to the handler
+     * @return true once posted (the handler hears of it once, completion or failure); false when the send queue
+     *         or the request slots are full (nothing was posted)
+     * @throws VerbsException           if {@code ibv_post_send} refused it (nothing was posted)
+     * @throws IllegalStateException    if the wrapper has no handler, or the queue pair, its CQ or the engine is
+     *                                  closed or failed
+     * @throws IllegalArgumentException if the range does not fit the region
+     */
+    public boolean sendTagged(MemoryRegion region, long offset, int length, long tag) throws VerbsException {
+        refuseTagged();
+        if (!sendRoom.tryAcquire()) {
+            return false;
+        }
+        long id = pending.allocate(taggedSend, tag);
+        if (id < 0) {
+            sendRoom.release();
+            return false;
+        }
+        sendLock.lock();
+        try {
+            send.clear();
+            send.send(id, region, offset, length);
+            ACCESS.post(qp, send);
+        } catch (VerbsException | RuntimeException e) {
+            if (pending.take(id) == null) {
+                return true; // a teardown took it meanwhile and told the handler: one report, as for a post
+            }
+            sendRoom.release();
+            throw e;
+        } finally {
+            sendLock.unlock();
+        }
+        sweepIfEnded();
+        return true;
+    }
+
+    /**
+     * Receive ({@code ibv_post_recv}) whose completion goes to the wrapper's {@link RequestHandler} with
+     * {@code tag}: nothing is allocated.
+     *
+     * @param region destination
+     * @param offset offset in it
+     * @param length bytes
+     * @param tag    the caller's, given back to the handler
+     * @return true once posted; false when the receive queue or the request slots are full
+     * @throws VerbsException           if {@code ibv_post_recv} refused it (nothing was posted)
+     * @throws IllegalStateException    if the wrapper has no handler, or the queue pair, its CQ or the engine is
+     *                                  closed or failed
+     * @throws IllegalArgumentException if the range does not fit the region
+     */
+    public boolean receiveTagged(MemoryRegion region, long offset, int length, long tag) throws VerbsException {
+        refuseTagged();
+        if (!recvRoom.tryAcquire()) {
+            return false;
+        }
+        long id = pending.allocate(taggedReceive, tag);
+        if (id < 0) {
+            recvRoom.release();
+            return false;
+        }
+        recvLock.lock();
+        try {
+            ACCESS.post(qp, recv.clear().receive(id, region, offset, length));
+        } catch (VerbsException | RuntimeException e) {
+            if (pending.take(id) == null) {
+                return true;
+            }
+            recvRoom.release();
+            throw e;
+        } finally {
+            recvLock.unlock();
+        }
+        sweepIfEnded();
+        return true;
+    }
+
+    /** The tagged forms' checks: a handler, and nothing closed or failed. */
+    private void refuseTagged() {
+        if (handler == null) {
+            throw new IllegalStateException(qp + " was wrapped without a RequestHandler: tagged requests need one"
+                    + " (CompletionEngine.wrap(qp, handler))");
+        }
+        if (closed.get()) {
+            throw new IllegalStateException(qp + " is closed");
+        }
+        if (engine.isClosed()) {
+            throw engine.closedError(qp);
+        }
+        Throwable b = broken;
+        if (b != null) {
+            throw new IllegalStateException("the completion queue of " + qp + " failed (" + b.getMessage()
+                    + "): nothing would complete the request", b);
+        }
+    }
+
+    /** After a post: the engine closed or the CQ failed meanwhile, and the sweep of pending requests may have missed it. */
+    private void sweepIfEnded() {
+        if (engine.isClosed() || broken != null) {
+            failPending(engine.isClosed() ? "completion engine closed" : "its completion queue failed", broken);
+        }
     }
 
     // ---------------------------------------------------------------- async forms
@@ -869,9 +995,7 @@ public final class AsyncQueuePair implements AutoCloseable {
      * queue (completed, failed to post, flushed), never by the caller: the copy's cancellation changes nothing here.
      */
     private CompletableFuture<WorkCompletion> handOut(CompletableFuture<WorkCompletion> f) {
-        if (engine.isClosed() || broken != null) { // meanwhile: the sweep of pending requests may have missed it
-            failPending(engine.isClosed() ? "completion engine closed" : "its completion queue failed", broken);
-        }
+        sweepIfEnded();
         return f.copy();
     }
 
@@ -910,9 +1034,20 @@ public final class AsyncQueuePair implements AutoCloseable {
 
     /** Engine thread: completion {@code i} of {@code wcs} belongs to this QP's request {@code wrId}. */
     boolean complete(long wrId, WorkCompletions wcs, int i) {
+        long tag = handler != null ? pending.tag(wrId) : 0; // before take frees the slot
         PendingRequests.Pending p = pending.take(wrId);
         if (p == null) {
             return false;
+        }
+        if (p.future == null) { // tagged
+            p.room().release();
+            ACCESS.clearWrId(wcs, i);
+            try {
+                handler.onCompletion(tag, wcs, i);
+            } catch (RuntimeException e) {
+                engine.callbackFailed("the request handler of " + qp, e);
+            }
+            return true;
         }
         int index = PendingRequests.index(wrId);
         if (index < p.last) { // an earlier request of a chain: it reports only an error
@@ -943,13 +1078,22 @@ public final class AsyncQueuePair implements AutoCloseable {
     }
 
     void failPending(String reason, Throwable cause) {
-        for (PendingRequests.Pending p : pending.takeAll()) {
+        for (PendingRequests.Taken t : pending.takeAll()) {
+            PendingRequests.Pending p = t.pending();
             p.room().release(p.permits());
             WorkRequestException e = new WorkRequestException(p.what(), reason);
             if (cause != null) {
                 e.initCause(cause);
             }
-            p.future().completeExceptionally(e);
+            if (p.future() != null) {
+                p.future().completeExceptionally(e);
+                continue;
+            }
+            try {
+                handler.onFailure(t.tag(), e);
+            } catch (RuntimeException x) {
+                engine.callbackFailed("the request handler of " + qp, x);
+            }
         }
     }
 

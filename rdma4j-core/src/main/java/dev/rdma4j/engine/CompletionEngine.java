@@ -313,6 +313,21 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
      * @throws IllegalArgumentException if the QP's CQs were not created by this engine
      */
     public AsyncQueuePair wrap(dev.rdma4j.QueuePair qp) {
+        return wrap(qp, null);
+    }
+
+    /**
+     * {@link #wrap(dev.rdma4j.QueuePair)} with a handler of tagged requests: the wrapper also posts sends and
+     * receives with a tag of the caller's ({@link AsyncQueuePair#sendTagged}, {@link AsyncQueuePair#receiveTagged})
+     * whose completions go to {@code handler}, allocating nothing per request.
+     *
+     * @param qp      the queue pair (see {@link #wrap(dev.rdma4j.QueuePair)})
+     * @param handler takes the tagged requests' completions; null for none
+     * @return the async view
+     * @throws IllegalStateException    if this engine or the QP is closed, or the QP is already wrapped
+     * @throws IllegalArgumentException if the QP's CQs were not created by this engine
+     */
+    public AsyncQueuePair wrap(dev.rdma4j.QueuePair qp, RequestHandler handler) {
         ensureOpen();
         if (qp.isClosed()) {
             throw new IllegalStateException("cannot wrap " + qp + ": it is closed");
@@ -324,7 +339,7 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
                         + " complete its futures; create its CQs with this engine's createCompletionQueue");
             }
         }
-        AsyncQueuePair a = new AsyncQueuePair(this, qp);
+        AsyncQueuePair a = new AsyncQueuePair(this, qp, handler);
         queuePairs.add(a);
         return a;
     }
@@ -616,6 +631,36 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
      */
     public boolean pollWhileWaiting(CompletionQueue cq, java.util.concurrent.Future<?> f, long timeoutNanos)
             throws InterruptedException {
+        java.util.Objects.requireNonNull(f, "f");
+        return pollWhileWaiting(cq, f, null, timeoutNanos);
+    }
+
+    /**
+     * {@link #pollWhileWaiting(CompletionQueue, java.util.concurrent.Future, long)} until {@code done} says so,
+     * for a caller that waits for its own state (a message in its inbox, say) rather than a future: nothing is
+     * allocated per wait. {@code done} is asked after each poll; it must be cheap and must not block.
+     *
+     * @param cq           a completion queue of this engine's, without a {@link CompletionHandler}
+     * @param done         true once the caller's wait is over
+     * @param timeoutNanos the longest wait
+     * @return true once {@code done}; false at the deadline, or when polling here ended early
+     * @throws InterruptedException     if the thread is interrupted
+     * @throws IllegalArgumentException if this engine does not drive {@code cq}, or a handler takes its
+     *                                  completions
+     * @throws IllegalStateException    on the engine's thread (it would wait for itself)
+     */
+    public boolean pollWhileWaiting(CompletionQueue cq, java.util.function.BooleanSupplier done, long timeoutNanos)
+            throws InterruptedException {
+        java.util.Objects.requireNonNull(done, "done");
+        return pollWhileWaiting(cq, null, done, timeoutNanos);
+    }
+
+    private static boolean isDone(java.util.concurrent.Future<?> f, java.util.function.BooleanSupplier done) {
+        return f != null ? f.isDone() : done.getAsBoolean();
+    }
+
+    private boolean pollWhileWaiting(CompletionQueue cq, java.util.concurrent.Future<?> f,
+            java.util.function.BooleanSupplier done, long timeoutNanos) throws InterruptedException {
         Driven d = drivenCqs.get(cq);
         if (d == null) {
             throw new IllegalArgumentException(cq + " is not driven by this engine");
@@ -629,7 +674,7 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
         d.waiters.incrementAndGet();
         boolean polling = true;
         try {
-            while (!f.isDone()) {
+            while (!isDone(f, done)) {
                 if (Thread.interrupted()) {
                     throw new InterruptedException();
                 }
@@ -643,7 +688,7 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
                         d.lock.unlock();
                     }
                 }
-                if (!f.isDone()) {
+                if (!isDone(f, done)) {
                     if (System.nanoTime() - start >= timeoutNanos) {
                         return false;
                     }
@@ -852,7 +897,7 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
         return callbackFailures.sum();
     }
 
-    private void callbackFailed(String what, RuntimeException e) {
+    void callbackFailed(String what, RuntimeException e) {
         callbackFailures.increment();
         LOG.log(System.Logger.Level.WARNING, what + " threw on engine thread " + name
                 + "; the engine goes on", e);

@@ -6,7 +6,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * The futures of one async queue pair's outstanding requests, by slot. The wr_id an async request is
+ * The futures (or, for tagged requests, the callers' tags) of one async queue pair's outstanding requests, by slot. The wr_id an async request is
  * posted with is {@code generation(16) | slot(32)}, so a late completion of an abandoned slot is
  * recognised and ignored. Which queue pair a completion belongs to is never read from the wr_id: the
  * engine learns it from the core, which recorded it when the request was posted.
@@ -18,6 +18,7 @@ final class PendingRequests {
      * chain only report errors. {@code last} shrinks when a chain was posted only in part.
      */
     static final class Pending {
+        /** The request's future; null for a tagged request (its tag is kept by slot, its handler by the wrapper). */
         final CompletableFuture<WorkCompletion> future;
         final String what;
         final java.util.concurrent.Semaphore room;
@@ -54,13 +55,19 @@ final class PendingRequests {
         }
     }
 
+    /** A taken request and its tag (a tagged request's; 0 for a future's). */
+    record Taken(Pending pending, long tag) {
+    }
+
     private final Pending[] slots;
+    private final long[] tags;
     private final int[] generations;
     private final int[] free;
     private int top;
 
     PendingRequests(int capacity) {
         slots = new Pending[capacity];
+        tags = new long[capacity];
         generations = new int[capacity];
         free = new int[capacity];
         for (int i = 0; i < capacity; i++) {
@@ -71,11 +78,17 @@ final class PendingRequests {
 
     /** A wr_id for a new request, or -1 when all slots are taken. */
     synchronized long allocate(Pending p) {
+        return allocate(p, 0);
+    }
+
+    /** A wr_id for a new request tagged {@code tag}, or -1 when all slots are taken. */
+    synchronized long allocate(Pending p, long tag) {
         if (top == 0) {
             return -1;
         }
         int slot = free[--top];
         slots[slot] = p;
+        tags[slot] = tag;
         int gen = generations[slot] = (generations[slot] + 1) & 0xffff;
         return ((long) gen << 32) | slot;
     }
@@ -99,6 +112,16 @@ final class PendingRequests {
         return p;
     }
 
+    /**
+     * The tag of request {@code wrId} (read before {@link #take}, which frees its slot for another request); 0 if
+     * it is not outstanding, in which case {@link #take} returns null too, unless the slot was meanwhile taken and
+     * given to a new request: then the generation differs, and {@link #take} returns null as well.
+     */
+    synchronized long tag(long wrId) {
+        int slot = (int) wrId;
+        return slot >= 0 && slot < slots.length ? tags[slot] : 0;
+    }
+
     static int index(long wrId) {
         return (int) (wrId >>> 48);
     }
@@ -112,11 +135,11 @@ final class PendingRequests {
     }
 
     /** Every outstanding request, removed. */
-    synchronized List<Pending> takeAll() {
-        List<Pending> out = new ArrayList<>();
+    synchronized List<Taken> takeAll() {
+        List<Taken> out = new ArrayList<>();
         for (int i = 0; i < slots.length; i++) {
             if (slots[i] != null) {
-                out.add(slots[i]);
+                out.add(new Taken(slots[i], tags[i]));
                 slots[i] = null;
                 free[top++] = i;
             }

@@ -2,7 +2,8 @@ package dev.rdma4j.net;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 
 /**
  * A received message: a read-only view of the receive buffer it landed in. {@link #close()} gives the buffer
@@ -21,15 +22,27 @@ public final class Message implements AutoCloseable {
         void release(long token);
     }
 
+    private static final VarHandle CLOSED;
+
+    static {
+        try {
+            CLOSED = MethodHandles.lookup().findVarHandle(Message.class, "closed", boolean.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
     private final Release release;
     private final long token;
     private final MemorySegment data;
-    private final AtomicBoolean closed = new AtomicBoolean();
+    /** Set once by {@link #close()} (through {@link #CLOSED}: no object of its own per message). */
+    private volatile boolean closed;
 
+    /** A message of {@code data}, made read-only here unless it is (the connection hands views that are). */
     Message(Release release, long token, MemorySegment data) {
         this.release = release;
         this.token = token;
-        this.data = data.asReadOnly();
+        this.data = data.isReadOnly() ? data : data.asReadOnly();
     }
 
     /**
@@ -66,19 +79,19 @@ public final class Message implements AutoCloseable {
     /** Gives the buffer back to be posted again. Idempotent. */
     @Override
     public void close() {
-        if (closed.compareAndSet(false, true)) {
+        if (CLOSED.compareAndSet(this, false, true)) {
             release.release(token);
         }
     }
 
     private void ensureOpen() {
-        if (closed.get()) {
+        if (closed) {
             throw new IllegalStateException("the message was closed: its buffer went back to receive another");
         }
     }
 
     @Override
     public String toString() {
-        return "Message[" + length() + " bytes" + (closed.get() ? ", closed" : "") + "]";
+        return "Message[" + length() + " bytes" + (closed ? ", closed" : "") + "]";
     }
 }

@@ -12,10 +12,12 @@ import dev.rdma4j.RemoteRegion;
 import dev.rdma4j.SharedReceiveQueue;
 import dev.rdma4j.VerbsException;
 import dev.rdma4j.WorkCompletion;
+import dev.rdma4j.WorkCompletions;
 import dev.rdma4j.connect.CmConnection;
 import dev.rdma4j.connect.EndpointExchange;
 import dev.rdma4j.engine.AsyncQueuePair;
 import dev.rdma4j.engine.CompletionEngine;
+import dev.rdma4j.engine.RequestHandler;
 import dev.rdma4j.engine.WorkRequestException;
 import dev.rdma4j.engine.WorkRequestTimeoutException;
 import dev.rdma4j.internal.EngineThreads;
@@ -76,9 +78,17 @@ public final class RdmaConnection implements AutoCloseable {
     private final ReentrantLock lock = new ReentrantLock();
     /** Received, not yet taken (guarded by lock); non-empty only while {@link #waiters} is empty. */
     private final ArrayDeque<Message> inbox = new ArrayDeque<>();
+    /** {@link #inbox}'s size, for a busy-polling receiver's look without the lock (written under it). */
+    private volatile int queued;
     private final ArrayDeque<CompletableFuture<Message>> waiters = new ArrayDeque<>();
-    /** Why receiving ended, once it did (guarded by lock). */
-    private Throwable ended;
+    /** Signalled when a message goes to the inbox while a blocking receiver waits, and when receiving ends. */
+    private final java.util.concurrent.locks.Condition arrived = lock.newCondition();
+    /** Blocking receivers waiting on {@link #arrived} (guarded by lock). */
+    private int sleepers;
+    /** Why receiving ended, once it did (written under lock). */
+    private volatile Throwable ended;
+    /** Whether a blocking receiver may stop polling: a message, the end, or the close (made once). */
+    private final java.util.function.BooleanSupplier receivable = this::receivable;
     private final AtomicBoolean closed = new AtomicBoolean();
     private volatile boolean peerGone;
     /** A send, write or read that failed other than by a flush: the queue pair is in error because of it. */
@@ -91,20 +101,27 @@ public final class RdmaConnection implements AutoCloseable {
     /** Free send buffers, a stack (guarded by sendLock). */
     private int[] freeSlots;
     private int free;
+    /**
+     * The future of the send in each buffer (guarded by sendLock): {@link #sendAsync}'s, or a blocking send's that
+     * waited for a buffer; null for a send that {@link #send} returned for (counted in {@link #unacknowledged}).
+     */
+    private CompletableFuture<Void>[] inFlight;
     /** Sends waiting for a buffer, in call order (guarded by sendLock). */
     private final ArrayDeque<PendingSend> pending = new ArrayDeque<>();
     /** Sends that {@link #send} returned for before they were acknowledged (guarded by sendLock). */
     private int unacknowledged;
     /** Signalled when {@link #unacknowledged} drops to 0, for {@link #close()}'s linger. */
     private final java.util.concurrent.locks.Condition allAcknowledged = sendLock.newCondition();
-    /** Gives a delivered message's buffer back ({@link #repost}); made once, as {@link #onAcknowledged}. */
+    /** Gives a delivered message's buffer back ({@link #repost}); made once. */
     private final Message.Release reposter = this::repost;
-    /** A send that {@link #send} returned for completed ({@link #acknowledged}). */
-    private final java.util.function.BiConsumer<Object, Throwable> onAcknowledged = (v, e) -> acknowledged();
+    /** The tag of a send's buffer (a receive's is its buffer's index). */
+    private static final long SEND = 1L << 32;
 
     private ProtectionDomain pd;
     private MemoryRegion sendRegion;
     private MemoryRegion recvRegion;
+    /** A read-only view of each receive buffer: a message's is a slice of it (one object, not two). */
+    private MemorySegment[] receiveViews;
     private MemoryRegion exposed;
     private RdmaServer.SharedReceive shared;
     private volatile QueuePair qp;
@@ -154,6 +171,9 @@ public final class RdmaConnection implements AutoCloseable {
         int sends = options.sendBuffers();
         sendRegion = own(pd.allocate((long) sends * size, AccessFlag.LOCAL_WRITE));
         freeSlots = new int[sends];
+        @SuppressWarnings({"unchecked", "rawtypes"})
+        CompletableFuture<Void>[] results = new CompletableFuture[sends];
+        inFlight = results;
         for (int i = 0; i < sends; i++) {
             freeSlots[i] = sends - 1 - i;
         }
@@ -165,6 +185,10 @@ public final class RdmaConnection implements AutoCloseable {
         if (shared == null) {
             int receives = options.receiveBuffers();
             recvRegion = own(pd.allocate((long) receives * size, AccessFlag.LOCAL_WRITE));
+            receiveViews = new MemorySegment[receives];
+            for (int i = 0; i < receives; i++) {
+                receiveViews[i] = recvRegion.segment().asSlice((long) i * size, size).asReadOnly();
+            }
             // room for twice the send queue: a device may grant more than asked, and the caller's own requests
             CompletionQueue cq = own(engine.createCompletionQueue(pd.context(),
                     2 * (sends + EXTRA_SENDS) + receives));
@@ -182,7 +206,7 @@ public final class RdmaConnection implements AutoCloseable {
     /** With the queue pair made (INIT or later): drive it through the engine and post the receives. */
     void prepare(QueuePair queuePair) throws VerbsException {
         qp = queuePair;
-        aq = engine.wrap(queuePair);
+        aq = engine.wrap(queuePair, new Requests());
         if (shared != null) {
             shared.attach(queuePair.qpNumber(), this);
         } else {
@@ -311,74 +335,49 @@ public final class RdmaConnection implements AutoCloseable {
         }
     }
 
+    /** Posts buffer {@code slot} to receive into, tagged with its index (no object made per message). */
     private void postReceive(int slot) {
-        CompletableFuture<WorkCompletion> f;
         try {
-            f = aq.receiveAsync(recvRegion, (long) slot * size, size);
-        } catch (RuntimeException e) {
+            if (!aq.receiveTagged(recvRegion, (long) slot * size, size, slot)) {
+                // the receive queue holds one request per buffer: full means a caller posted receives of its own
+                end(new IOException("the receive queue of " + name + " is full: a receive of the caller's"
+                        + " took a buffer's place (post sends, writes, reads and atomics on asyncQueuePair())"));
+            }
+        } catch (VerbsException | RuntimeException e) {
             end(receiveFailure(e));
-            return;
         }
-        f.whenComplete(new Received(slot));
     }
 
-    /*
-     * The callbacks made per message are classes, not lambdas: under C1 (the guest's compiler, or a JVM run with
-     * -XX:TieredStopAtLevel=1) a capturing lambda is made through a method handle and a runtime call, ~10 times a
-     * `new` (C2 makes it a `new`); those that capture nothing per message are made once.
+    /**
+     * The connection's sends and receives complete here (the thread that dispatches them: the engine's, or a
+     * caller's that busy-polls): tagged with their buffer's index, a send's with {@link #SEND} too.
      */
-
-    /** A posted receive's completion (engine thread). */
-    private final class Received implements java.util.function.BiConsumer<WorkCompletion, Throwable> {
-        private final int slot;
-
-        Received(int slot) {
-            this.slot = slot;
+    private final class Requests implements RequestHandler {
+        @Override
+        public void onCompletion(long tag, WorkCompletions batch, int index) {
+            if ((tag & SEND) != 0) {
+                sent((int) tag, batch.isSuccess(index) ? null : new WorkRequestException("send", batch.get(index)));
+            } else if (batch.isSuccess(index)) {
+                int slot = (int) tag;
+                deliver(new Message(reposter, slot, receiveViews[slot].asSlice(0, batch.byteLength(index))));
+            } else {
+                end(receiveFailure(new WorkRequestException("receive", batch.get(index))));
+            }
         }
 
         @Override
-        public void accept(WorkCompletion wc, Throwable e) {
-            received(slot, wc, e);
-        }
-    }
-
-    /** A posted send's completion: {@link #sent}. */
-    private final class Sent implements java.util.function.BiConsumer<WorkCompletion, Throwable> {
-        private final int slot;
-        private final CompletableFuture<Void> result;
-
-        Sent(int slot, CompletableFuture<Void> result) {
-            this.slot = slot;
-            this.result = result;
-        }
-
-        @Override
-        public void accept(WorkCompletion wc, Throwable e) {
-            sent(slot, result, e);
+        public void onFailure(long tag, WorkRequestException reason) {
+            if ((tag & SEND) != 0) {
+                sent((int) tag, reason);
+            } else {
+                end(receiveFailure(reason));
+            }
         }
     }
 
     /** A receive's deadline passed: the exception {@link #receive(Duration)} throws. */
-    private final class ReceiveTimeout implements java.util.function.Supplier<IOException> {
-        private final Duration timeout;
-
-        ReceiveTimeout(Duration timeout) {
-            this.timeout = timeout;
-        }
-
-        @Override
-        public IOException get() {
-            return new SocketTimeoutException("no message arrived on " + name + " within " + timeout);
-        }
-    }
-
-    private void received(int slot, WorkCompletion wc, Throwable e) {
-        if (e == null && wc.isSuccess()) {
-            deliver(new Message(reposter, slot, recvRegion.segment().asSlice((long) slot * size,
-                    wc.byteLength())));
-        } else {
-            end(receiveFailure(e != null ? e : new WorkRequestException("receive", wc)));
-        }
+    private IOException receiveTimeout(Duration timeout) {
+        return new SocketTimeoutException("no message arrived on " + name + " within " + timeout);
     }
 
     /** A receive of the shared queue, for this connection (engine thread). */
@@ -438,6 +437,10 @@ public final class RdmaConnection implements AutoCloseable {
                     f = waiters.poll();
                     if (f == null) {
                         inbox.add(m);
+                        queued = inbox.size();
+                        if (sleepers > 0) {
+                            arrived.signal();
+                        }
                         return;
                     }
                 }
@@ -464,6 +467,7 @@ public final class RdmaConnection implements AutoCloseable {
             }
             failed = new ArrayList<>(waiters);
             waiters.clear();
+            arrived.signalAll();
         } finally {
             lock.unlock();
         }
@@ -489,6 +493,7 @@ public final class RdmaConnection implements AutoCloseable {
         try {
             Message m = inbox.poll();
             if (m != null) {
+                queued = inbox.size();
                 return CompletableFuture.completedFuture(m);
             }
             if (ended != null) {
@@ -530,11 +535,89 @@ public final class RdmaConnection implements AutoCloseable {
      * @throws IllegalArgumentException     if {@code timeout} is negative (nothing is taken)
      */
     public Message receive(Duration timeout) throws IOException, InterruptedException {
-        Duration t = Timeouts.clamp(timeout);
+        long nanos = Timeouts.nanos(Timeouts.clamp(timeout));
         EngineThreads.refuseBlocking("RdmaConnection.receive");
         ensureOpen();
-        CompletableFuture<Message> f = receiveAsync();
-        return await(f, pollWhileWaiting(recvCq, f, t), "receive", new ReceiveTimeout(timeout));
+        // no future: the caller waits for the inbox itself, polling the CQ (busy) or on a condition the engine's
+        // delivery signals, so a message costs no object beyond itself
+        long start = System.nanoTime();
+        for (;;) {
+            Message m = take();
+            if (m != null) {
+                return m;
+            }
+            long left = nanos - (System.nanoTime() - start);
+            if (left <= 0) {
+                throw receiveTimeout(timeout);
+            }
+            if (options.busyPoll() && recvCq != null && waitPolling(left)) {
+                continue; // something came (or the end): take it, or find it taken by another receiver
+            }
+            lock.lock();
+            try {
+                left = nanos - (System.nanoTime() - start);
+                if (inbox.isEmpty() && ended == null && !closed.get() && left > 0) {
+                    sleepers++;
+                    try {
+                        arrived.awaitNanos(left);
+                    } finally {
+                        sleepers--;
+                    }
+                }
+            } finally {
+                lock.unlock();
+            }
+        }
+    }
+
+    /**
+     * A message from the inbox, or null if none is there; throws when receiving ended (a copy of why, with this
+     * caller's stack) or the connection closed.
+     */
+    private Message take() throws IOException {
+        lock.lock();
+        try {
+            Message m = inbox.poll();
+            if (m != null) {
+                queued = inbox.size();
+                return m;
+            }
+            Throwable why = ended;
+            if (why != null) {
+                throw rethrown(why);
+            }
+            if (closed.get()) {
+                throw new AsynchronousCloseException();
+            }
+            return null;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Why receiving ended, as this caller's exception (an IOException of the same kind, with its stack too). */
+    private static IOException rethrown(Throwable why) {
+        if (why instanceof IOException io) {
+            IOException mine = copyOf(io);
+            return mine != null ? mine : io;
+        }
+        return new IOException("receiving failed", why);
+    }
+
+    private boolean receivable() {
+        return queued > 0 || ended != null || closed.get();
+    }
+
+    /**
+     * {@link RdmaOptions#busyPoll()}: polls the receive CQ on this thread until a message or the end is there, at
+     * most {@code nanos}. False when polling here could not go on (the usual wait takes over).
+     */
+    private boolean waitPolling(long nanos) throws InterruptedException {
+        try {
+            return engine.pollWhileWaiting(recvCq, receivable, nanos);
+        } catch (IllegalArgumentException | IllegalStateException closedMeanwhile) {
+            return false; // the queue was closed (the engine forgot it) or the engine is closing
+        }
     }
 
     /**
@@ -547,39 +630,38 @@ public final class RdmaConnection implements AutoCloseable {
      * @throws IllegalStateException    if the connection is closed
      */
     public CompletableFuture<Void> sendAsync(MemorySegment data) {
+        checkSize(data);
+        ensureOpen();
         CompletableFuture<Void> result = new CompletableFuture<>();
-        submit(data, result);
+        int slot;
+        Throwable e;
+        sendLock.lock();
+        try {
+            if (free == 0 || !pending.isEmpty()) {
+                pending.add(new PendingSend(copyOf(data), result));
+                return result;
+            }
+            slot = freeSlots[--free];
+            e = post(slot, data, result);
+        } finally {
+            sendLock.unlock();
+        }
+        if (e != null) {
+            sent(slot, e); // fails result, hands the buffer on
+        }
         return result;
     }
 
-    /**
-     * Posts {@code data} in a free send buffer, or queues a copy when none is free; {@code result} completes
-     * when the peer acknowledged it.
-     *
-     * @return true if it was posted (or its post failed at once), false if it waits for a buffer
-     */
-    private boolean submit(MemorySegment data, CompletableFuture<Void> result) {
+    private void checkSize(MemorySegment data) {
         if (data.byteSize() > size) {
             throw new IllegalArgumentException("a message of " + data.byteSize() + " bytes does not fit the "
                     + size + "-byte buffers (RdmaOptions.messageSize)");
         }
-        ensureOpen();
-        int slot;
-        CompletableFuture<WorkCompletion> posted;
-        sendLock.lock();
-        try {
-            if (free == 0 || !pending.isEmpty()) {
-                MemorySegment copy = MemorySegment.ofArray(new byte[(int) data.byteSize()]).copyFrom(data);
-                pending.add(new PendingSend(copy, result));
-                return false;
-            }
-            slot = freeSlots[--free];
-            posted = postSend(slot, data);
-        } finally {
-            sendLock.unlock();
-        }
-        posted.whenComplete(new Sent(slot, result));
-        return true;
+    }
+
+    /** A copy of a message that waits for a buffer. */
+    private static MemorySegment copyOf(MemorySegment data) {
+        return MemorySegment.ofArray(new byte[(int) data.byteSize()]).copyFrom(data);
     }
 
     /**
@@ -641,32 +723,35 @@ public final class RdmaConnection implements AutoCloseable {
         if (failed != null) {
             throw new IOException("the connection " + name + " failed", failed);
         }
-        CompletableFuture<Void> f = new CompletableFuture<>();
-        if (submit(data, f) && !f.isCompletedExceptionally()) {
-            // posted: its acknowledgement is the engine's, its failure the next call's, close() waits for it
-            sendLock.lock();
-            try {
-                unacknowledged++;
-            } finally {
-                sendLock.unlock();
-            }
-            f.whenComplete(onAcknowledged);
-            return;
-        }
-        await(f, pollWhileWaiting(sendCq, f, t), "send",
-                () -> new WorkRequestTimeoutException("send", t, !dropPending(f)));
-    }
-
-    /** A send that {@link #send} returned for completed. */
-    private void acknowledged() {
+        checkSize(data);
+        ensureOpen();
+        CompletableFuture<Void> f;
+        int slot = -1;
+        Throwable e = null;
         sendLock.lock();
         try {
-            if (--unacknowledged == 0) {
-                allAcknowledged.signalAll();
+            if (free > 0 && pending.isEmpty()) {
+                slot = freeSlots[--free];
+                e = post(slot, data, null);
+                if (e == null) {
+                    return; // its acknowledgement is the dispatcher's, its failure the next call's, close() waits for it
+                }
+                unacknowledged--; // never posted: this caller hears of it now
+                f = new CompletableFuture<>();
+                inFlight[slot] = f;
+            } else {
+                f = new CompletableFuture<>();
+                pending.add(new PendingSend(copyOf(data), f));
             }
         } finally {
             sendLock.unlock();
         }
+        if (e != null) {
+            sent(slot, e); // fails f, hands the buffer on
+        }
+        CompletableFuture<Void> waited = f;
+        await(f, pollWhileWaiting(sendCq, f, t), "send",
+                () -> new WorkRequestTimeoutException("send", t, !dropPending(waited)));
     }
 
     /**
@@ -721,56 +806,80 @@ public final class RdmaConnection implements AutoCloseable {
         }
     }
 
-    private CompletableFuture<WorkCompletion> postSend(int slot, MemorySegment data) {
+    /**
+     * Copies {@code data} into send buffer {@code slot} and posts it, tagged with the buffer (sendLock held):
+     * {@code result} is the send's future, or null for a send that {@link #send} returns for (then counted in
+     * {@link #unacknowledged}).
+     *
+     * @return null once posted (the completion goes to {@link #sent}), else why it was not (the caller hands the
+     *         buffer to {@link #sent} with it)
+     */
+    private Throwable post(int slot, MemorySegment data, CompletableFuture<Void> result) {
+        inFlight[slot] = result;
+        if (result == null) {
+            unacknowledged++;
+        }
         long offset = (long) slot * size;
         try {
             MemorySegment.copy(data, 0, sendRegion.segment(), offset, data.byteSize());
-            return aq.sendAsync(sendRegion, offset, (int) data.byteSize());
-        } catch (RuntimeException e) { // the caller's memory is gone, or the connection is closing
-            return CompletableFuture.failedFuture(e);
+            if (aq.sendTagged(sendRegion, offset, (int) data.byteSize(), SEND | slot)) {
+                return null;
+            }
+            // the send queue has room for every buffer and more: full means a caller's own requests took it
+            return new IOException("the send queue of " + name + " is full: requests posted on asyncQueuePair() took"
+                    + " the send buffers' room");
+        } catch (VerbsException | RuntimeException e) { // the caller's memory is gone, or the connection is closing
+            return e;
         }
     }
 
     /**
-     * A send completed (engine thread, or the caller's when the post failed at once): completes its future and
-     * posts the next waiting send in the freed buffer; a loop, not a recursion, when posts fail at once.
+     * The send in buffer {@code slot} completed, or failed ({@code e}): completes its future (or counts the
+     * acknowledgement of a send that {@link #send} returned for) and posts the next waiting send in the freed
+     * buffer. Runs where the completion is dispatched (engine thread, or a busy-polling caller's), or on the
+     * caller's thread when a post failed at once; a loop, not a recursion, when posts fail at once.
      */
-    private void sent(int slot, CompletableFuture<Void> result, Throwable e) {
+    private void sent(int slot, Throwable e) {
         for (;;) {
-            complete(result, e);
+            if (e instanceof WorkRequestException && !isFlush(e) && failure == null) {
+                failure = e; // the queue pair went to ERROR because of this: its receives flush next
+            }
+            CompletableFuture<Void> result;
             PendingSend next;
-            CompletableFuture<WorkCompletion> posted;
+            Throwable notPosted = null;
             sendLock.lock();
             try {
+                result = inFlight[slot];
+                inFlight[slot] = null;
+                if (result == null && --unacknowledged == 0) {
+                    allAcknowledged.signalAll();
+                }
                 next = pending.poll();
                 if (next == null) {
                     freeSlots[free++] = slot;
-                    return;
+                } else {
+                    notPosted = post(slot, next.data(), next.result());
                 }
-                posted = postSend(slot, next.data());
             } finally {
                 sendLock.unlock();
             }
-            if (!posted.isDone()) {
-                CompletableFuture<Void> r = next.result();
-                posted.whenComplete(new Sent(slot, r));
+            if (result != null) {
+                complete(result, e);
+            }
+            if (notPosted == null) {
                 return;
             }
-            result = next.result();
-            e = posted.isCompletedExceptionally() ? posted.exceptionNow() : null;
+            e = notPosted;
         }
     }
 
-    private void complete(CompletableFuture<Void> result, Throwable e) {
+    private static void complete(CompletableFuture<Void> result, Throwable e) {
         if (e == null) {
             result.complete(null);
             return;
         }
         Throwable cause = e instanceof java.util.concurrent.CompletionException c && c.getCause() != null
                 ? c.getCause() : e;
-        if (cause instanceof WorkRequestException && !isFlush(cause) && failure == null) {
-            failure = cause; // the queue pair went to ERROR because of this: its receives flush next
-        }
         result.completeExceptionally(cause);
     }
 
@@ -943,6 +1052,8 @@ public final class RdmaConnection implements AutoCloseable {
         try {
             left = new ArrayList<>(inbox);
             inbox.clear();
+            queued = 0;
+            arrived.signalAll();
         } finally {
             lock.unlock();
         }
