@@ -1164,10 +1164,10 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
 
     /** ibv_get_cq_event until EAGAIN (the fd is edge-triggered), marking CQs ready; acks in batches. */
     private void takeChannelEvents(CompletionChannel ch) {
-        for (;;) {
+        for (boolean reported = true;; reported = false) {
             CompletionQueue cq;
             try {
-                cq = ch.nextEvent();
+                cq = ch.nextEvent(reported); // epoll_wait reported it readable: the first read asks no poll(2)
             } catch (IllegalStateException closed) { // its context closed it (idle): the kernel dropped the fd
                 sources.values().remove(ch);
                 return;

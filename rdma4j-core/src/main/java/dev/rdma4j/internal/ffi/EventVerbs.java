@@ -59,13 +59,16 @@ public final class EventVerbs {
      * {@code fd} is not readable ({@code poll(2)}, timeout 0) there is no event; when it is, the verb is called
      * without errno capture, and only if it fails once more with the capture, for the errno.
      *
-     * @param fd the channel's fd, or -1 to call the capturing verb at once
+     * @param fd       the channel's fd, or -1 to call the capturing verb at once
+     * @param readable the caller's epoll has just reported {@code fd} readable: the first read goes without asking
+     *                 {@code poll(2)} (one system call less a wake-up); if nothing is pending after all (an edge of an
+     *                 event already taken), the capturing twin reads EAGAIN
      */
-    public static long getCqEvent(MemorySegment channel, int fd, Scratch s) {
+    public static long getCqEvent(MemorySegment channel, int fd, boolean readable, Scratch s) {
         Libibverbs.ensureLoaded();
         try {
             if (fd >= 0) {
-                if (!Libc.readableNow(fd, s.pollfd)) {
+                if (!readable && !Libc.readableNow(fd, s.pollfd)) {
                     return 0;
                 }
                 if ((int) H.GET_CQ_EVENT_PLAIN.invokeExact(channel, s.cqOut, s.ctxOut) == 0) {
