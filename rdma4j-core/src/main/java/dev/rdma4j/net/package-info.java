@@ -10,5 +10,9 @@
  * {@link dev.rdma4j.net.RdmaOptions.Exchange#TCP}, by exchanging endpoints over a TCP socket. Everything
  * underneath stays reachable: {@link dev.rdma4j.net.RdmaConnection#queuePair()},
  * {@link dev.rdma4j.net.RdmaConnection#asyncQueuePair()}, {@link dev.rdma4j.net.RdmaConnection#protectionDomain()}.
+ *
+ * <p>Threading: servers and connections are thread-safe; their futures complete on the engine thread (or on a
+ * busy-polling caller's), where continuations must not block, and the blocking calls and {@code close()} refuse to
+ * run there. Options and the client are immutable; a {@link dev.rdma4j.net.Message} is closed once, from any thread.
  */
 package dev.rdma4j.net;
