@@ -33,8 +33,9 @@ import picocli.CommandLine.Spec;
  * probe, a message of one byte, and the server answers with one of its own, {@code Q} when its JIT has been quiet
  * since the last probe ({@code W} otherwise). The server answers probes whenever {@code -s} is 2 or more. Both
  * sides collect their heaps ({@code System.gc()}) before the measured round trips (the server before each answer),
- * so that no collection of what the warm-up allocated falls among them: the short path allocates per message, and
- * a young collection in some runs' windows and not in others' moved their counts by up to 80%.
+ * so that no collection of what the warm-up allocated falls among them: a young collection in some runs' windows
+ * and not in others' moved their counts by up to 80% (when the short path still made ~1.8 KB a round trip; it
+ * makes its two messages, ~150-200 B, now).
  * Blocking by default, as the README writes it ({@code send} then {@code receive} on the caller's thread);
  * {@code --async} chains {@code sendAsync} and {@code receiveAsync} on the engine thread, with no thread of the
  * caller's in the loop. {@code --busy-poll} sets {@link RdmaOptions.Builder#busyPoll} (the waiting caller polls), or with
