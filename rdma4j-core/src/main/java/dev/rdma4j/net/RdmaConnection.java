@@ -381,9 +381,9 @@ public final class RdmaConnection implements AutoCloseable {
     }
 
     /** A receive of the shared queue, for this connection (engine thread). */
-    void receivedShared(ReceivePool pool, WorkCompletion wc) {
+    void receivedShared(ReceivePool pool, Message.Release release, WorkCompletion wc) {
         if (wc.isSuccess()) {
-            deliver(new Message(pool::release, wc.wrId(), pool.buffer(wc.wrId()).asSlice(0, wc.byteLength())));
+            deliver(new Message(release, wc.wrId(), pool.buffer(wc.wrId()).asSlice(0, wc.byteLength())));
         } else {
             pool.release(wc.wrId());
             end(receiveFailure(new WorkRequestException("receive", wc)));

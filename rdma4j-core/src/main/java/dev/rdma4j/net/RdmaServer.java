@@ -76,12 +76,15 @@ public final class RdmaServer implements AutoCloseable {
         private final SharedReceiveQueue srq;
         private final CompletionQueue cq;
         private final ReceivePool pool;
+        /** Gives a message's buffer back to the pool: made once, not per message. */
+        private final Message.Release release;
         private final Map<Integer, RdmaConnection> byQp = new ConcurrentHashMap<>();
 
         private SharedReceive(SharedReceiveQueue srq, CompletionQueue cq, ReceivePool pool) {
             this.srq = srq;
             this.cq = cq;
             this.pool = pool;
+            this.release = pool::release;
         }
 
         SharedReceiveQueue srq() {
@@ -104,7 +107,7 @@ public final class RdmaServer implements AutoCloseable {
         private void dispatch(WorkCompletion wc) {
             RdmaConnection c = byQp.get(wc.qpNumber());
             if (c != null) {
-                c.receivedShared(pool, wc);
+                c.receivedShared(pool, release, wc);
             } else {
                 pool.release(wc.wrId());
             }
