@@ -7,7 +7,7 @@ import picocli.CommandLine.ITypeConverter;
  * for hex, a leading {@code 0} for octal, digits up to the first one that does not fit, and 0 when
  * there are none. Out-of-range values saturate; callers narrow to the C variable's type.
  */
-final class CNumberConverter implements ITypeConverter<Long> {
+public final class CNumberConverter implements ITypeConverter<Long> {
     @Override
     public Long convert(String value) {
         return parse(value);

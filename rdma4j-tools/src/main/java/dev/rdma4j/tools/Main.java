@@ -21,12 +21,12 @@ public final class Main {
 
     static {
         TOOLS.put("devinfo", DevInfoCommand.class);
-        TOOLS.put("demo", DemoCommand.class);
-        TOOLS.put("rc-pingpong", RcPingpongCommand.class);
+        TOOLS.put("demo", dev.rdma4j.tools.demo.DemoCommand.class);
+        TOOLS.put("rc-pingpong", dev.rdma4j.tools.pingpong.RcPingpongCommand.class);
         TOOLS.put("rping", dev.rdma4j.tools.rping.RpingCommand.class);
-        TOOLS.put("uc-pingpong", UcPingpongCommand.class);
-        TOOLS.put("ud-pingpong", UdPingpongCommand.class);
-        TOOLS.put("srq-pingpong", SrqPingpongCommand.class);
+        TOOLS.put("uc-pingpong", dev.rdma4j.tools.pingpong.UcPingpongCommand.class);
+        TOOLS.put("ud-pingpong", dev.rdma4j.tools.pingpong.UdPingpongCommand.class);
+        TOOLS.put("srq-pingpong", dev.rdma4j.tools.pingpong.SrqPingpongCommand.class);
         TOOLS.put("perf", dev.rdma4j.tools.perf.PerfCommand.class);
         TOOLS.put("perf-report", dev.rdma4j.tools.perf.PerfReportCommand.class);
         TOOLS.put("net-pingpong", dev.rdma4j.tools.perf.NetPingpongCommand.class);

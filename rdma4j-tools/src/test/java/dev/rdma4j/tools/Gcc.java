@@ -12,7 +12,7 @@ import java.util.concurrent.TimeUnit;
  * Compiles and runs small C programs, so host tests can compare with what C prints. gcc is a documented
  * requirement (scripts/softroce installs it): without it these tests fail rather than skip.
  */
-final class Gcc {
+public final class Gcc {
     private Gcc() {
     }
 
@@ -25,7 +25,7 @@ final class Gcc {
      * @return stdout, by line
      * @throws Exception if it cannot run
      */
-    static List<String> run(Path dir, String source, String... args) throws Exception {
+    public static List<String> run(Path dir, String source, String... args) throws Exception {
         assertThat(Path.of("/usr/bin/gcc")).as("gcc (apt-get install gcc)").isExecutable();
         Path src = Files.createTempFile(dir, "prog", ".c");
         Files.writeString(src, source);

@@ -26,13 +26,13 @@ import picocli.CommandLine;
  * deadline, waiting for a server to listen without spending its one accept, and reading the pingpong
  * tools' address lines.
  */
-final class ToolRuns {
-    static final Duration DEADLINE = Duration.ofSeconds(150);
+public final class ToolRuns {
+    public static final Duration DEADLINE = Duration.ofSeconds(150);
     /**
      * The pingpong tools' "local address:" / "remote address:" line; groups: 2 LID, 3 QPN, 4 PSN, 5 the
      * separator before GID (ibv_ud_pingpong prints "PSN 0x...: GID"), 6 the GID.
      */
-    static final Pattern ADDRESS = Pattern.compile(
+    public static final Pattern ADDRESS = Pattern.compile(
             "  (local address: |remote address:) LID 0x([0-9a-f]{4}), QPN 0x([0-9a-f]{6}), PSN 0x([0-9a-f]{6})([,:]) GID (\\S+)");
     /** A daemon per run, so that a run stuck past its deadline cannot keep the test JVM alive. */
     private static final ExecutorService JAVA_RUNS = Executors.newCachedThreadPool(r -> {
@@ -45,7 +45,7 @@ final class ToolRuns {
     }
 
     /** One tool's run: its exit status and output. */
-    record Run(String who, int status, List<String> out, String err) {
+    public record Run(String who, int status, List<String> out, String err) {
         @Override
         public String toString() {
             return who + " exited " + status + "\n--- stdout\n" + String.join("\n", out) + "\n--- stderr\n" + err;
@@ -53,7 +53,7 @@ final class ToolRuns {
     }
 
     /** Runs {@code bin/rdma4j argv...} in this JVM with its own stdout/stderr. */
-    static CompletableFuture<Run> java(String who, List<String> argv) {
+    public static CompletableFuture<Run> java(String who, List<String> argv) {
         return CompletableFuture.supplyAsync(() -> {
             StringWriter out = new StringWriter();
             StringWriter err = new StringWriter();
@@ -64,12 +64,12 @@ final class ToolRuns {
     }
 
     /** Runs a C tool as a process, its output in files under {@code dir}; killed after the deadline. */
-    static CompletableFuture<Run> process(Path dir, String who, List<String> cmd) throws IOException {
+    public static CompletableFuture<Run> process(Path dir, String who, List<String> cmd) throws IOException {
         return process(dir, who, cmd, java.util.Map.of());
     }
 
     /** Like {@link #process(Path, String, List)}, with {@code env} added to the process's environment. */
-    static CompletableFuture<Run> process(Path dir, String who, List<String> cmd, java.util.Map<String, String> env)
+    public static CompletableFuture<Run> process(Path dir, String who, List<String> cmd, java.util.Map<String, String> env)
             throws IOException {
         Path out = Files.createTempFile(dir, "out", ".txt");
         Path err = Files.createTempFile(dir, "err", ".txt");
@@ -89,7 +89,7 @@ final class ToolRuns {
         });
     }
 
-    static Run finish(CompletableFuture<Run> run) throws Exception {
+    public static Run finish(CompletableFuture<Run> run) throws Exception {
         try {
             return run.get(DEADLINE.toSeconds() + 10, TimeUnit.SECONDS);
         } catch (TimeoutException e) {
@@ -102,7 +102,7 @@ final class ToolRuns {
      * Waits until something listens on TCP {@code port} (read from /proc/net/tcp and tcp6, so the
      * server's single accept is not spent on a probe), or the server has already ended.
      */
-    static void awaitListening(int port, CompletableFuture<Run> server) throws Exception {
+    public static void awaitListening(int port, CompletableFuture<Run> server) throws Exception {
         String local = String.format(Locale.ROOT, ":%04X", port);
         long deadline = System.nanoTime() + DEADLINE.toNanos();
         while (!listening(local)) {
@@ -133,19 +133,19 @@ final class ToolRuns {
     }
 
     /** Group {@code group} of the address line {@code line} of a run. */
-    static String field(Run r, int line, int group) {
+    public static String field(Run r, int line, int group) {
         Matcher m = ADDRESS.matcher(r.out().get(line));
         assertThat(m.matches()).as("%s", r).isTrue();
         return m.group(group);
     }
 
     /** A line with its variable numbers masked. */
-    static String shape(String line) {
+    public static String shape(String line) {
         return line.replaceAll("0x[0-9a-f]+", "0x#").replaceAll("\\d+\\.\\d\\d", "#.##")
                 .replace("local address:  ", "ADDRESS:").replace("remote address: ", "ADDRESS:");
     }
 
-    static String value(List<String> opts, String flag) {
+    public static String value(List<String> opts, String flag) {
         return opts.get(opts.indexOf(flag) + 1);
     }
 }

@@ -1,4 +1,4 @@
-package dev.rdma4j.tools;
+package dev.rdma4j.tools.demo;
 
 import dev.rdma4j.Context;
 import dev.rdma4j.Device;
@@ -14,7 +14,7 @@ import picocli.CommandLine.Option;
 
 /** {@code rdma4j demo}: a short narrated tour of what rdma4j does, on a real device. */
 @Command(name = "demo", mixinStandardHelpOptions = true, description = "A narrated tour of rdma4j on a real device.")
-final class DemoCommand implements Callable<Integer> {
+public final class DemoCommand implements Callable<Integer> {
     @Option(names = {"-d", "--ib-dev"}, paramLabel = "DEV", description = "device (default: $RDMA4J_DEVICE or the first)")
     String device;
 

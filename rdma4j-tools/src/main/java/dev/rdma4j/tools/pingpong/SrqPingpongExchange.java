@@ -1,5 +1,6 @@
-package dev.rdma4j.tools;
+package dev.rdma4j.tools.pingpong;
 
+import dev.rdma4j.tools.BoundedInput;
 import static java.nio.charset.StandardCharsets.US_ASCII;
 
 import dev.rdma4j.QpEndpoint;

@@ -1,4 +1,4 @@
-package dev.rdma4j.tools;
+package dev.rdma4j.tools.pingpong;
 
 import dev.rdma4j.QpType;
 import picocli.CommandLine.Command;
@@ -7,7 +7,7 @@ import picocli.CommandLine.Command;
 @Command(name = "uc-pingpong", mixinStandardHelpOptions = true, exitCodeOnInvalidInput = 1,
         description = "Ping-pong over an unreliable connection (UC), like ibv_uc_pingpong: without <host> "
                 + "start a server and wait for connection, with <host> connect to the server at <host>.")
-final class UcPingpongCommand extends ConnectedPingpongCommand {
+public final class UcPingpongCommand extends ConnectedPingpongCommand {
     @Override
     QpType type() {
         return QpType.UC;

@@ -1,4 +1,4 @@
-package dev.rdma4j.tools;
+package dev.rdma4j.tools.demo;
 
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;

@@ -1,5 +1,6 @@
-package dev.rdma4j.tools;
+package dev.rdma4j.tools.pingpong;
 
+import dev.rdma4j.tools.Gcc;
 import static java.nio.charset.StandardCharsets.US_ASCII;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

@@ -1,4 +1,4 @@
-package dev.rdma4j.tools;
+package dev.rdma4j.tools.pingpong;
 
 import java.io.Serial;
 

@@ -1,7 +1,7 @@
-package dev.rdma4j.tools;
+package dev.rdma4j.tools.pingpong;
 
-import static dev.rdma4j.tools.PingpongContext.RECV_WRID;
-import static dev.rdma4j.tools.PingpongContext.SEND_WRID;
+import static dev.rdma4j.tools.pingpong.PingpongContext.RECV_WRID;
+import static dev.rdma4j.tools.pingpong.PingpongContext.SEND_WRID;
 
 import dev.rdma4j.WcStatus;
 

@@ -1,4 +1,4 @@
-package dev.rdma4j.tools;
+package dev.rdma4j.tools.pingpong;
 
 import dev.rdma4j.QpType;
 import picocli.CommandLine.Command;
@@ -12,7 +12,7 @@ import picocli.CommandLine.Option;
 @Command(name = "rc-pingpong", mixinStandardHelpOptions = true, exitCodeOnInvalidInput = 1,
         description = "Ping-pong over a reliable connection (RC), like ibv_rc_pingpong: without <host> "
                 + "start a server and wait for connection, with <host> connect to the server at <host>.")
-final class RcPingpongCommand extends ConnectedPingpongCommand {
+public final class RcPingpongCommand extends ConnectedPingpongCommand {
     @Option(names = {"-o", "--odp"}, description = "use on demand paging (not supported: refused)")
     boolean odp;
 

@@ -1,5 +1,6 @@
-package dev.rdma4j.tools;
+package dev.rdma4j.tools.pingpong;
 
+import dev.rdma4j.tools.CNumberConverter;
 import dev.rdma4j.Mtu;
 import dev.rdma4j.QpType;
 import picocli.CommandLine.Command;
@@ -12,7 +13,7 @@ import picocli.CommandLine.Option;
 @Command(name = "ud-pingpong", mixinStandardHelpOptions = true, exitCodeOnInvalidInput = 1,
         description = "Ping-pong over unreliable datagrams (UD), like ibv_ud_pingpong: without <host> "
                 + "start a server and wait for connection, with <host> connect to the server at <host>.")
-final class UdPingpongCommand extends PingpongCommand {
+public final class UdPingpongCommand extends PingpongCommand {
     @Option(names = {"-s", "--size"}, paramLabel = "<size>", converter = CNumberConverter.class,
             defaultValue = "1024", description = "size of message to exchange (default 1024, at most the port's "
                     + "active MTU)")

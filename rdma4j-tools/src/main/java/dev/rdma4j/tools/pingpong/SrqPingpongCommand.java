@@ -1,7 +1,8 @@
-package dev.rdma4j.tools;
+package dev.rdma4j.tools.pingpong;
 
-import static dev.rdma4j.tools.PingpongContext.RECV_WRID;
-import static dev.rdma4j.tools.PingpongContext.SEND_WRID;
+import dev.rdma4j.tools.CNumberConverter;
+import static dev.rdma4j.tools.pingpong.PingpongContext.RECV_WRID;
+import static dev.rdma4j.tools.pingpong.PingpongContext.SEND_WRID;
 
 import dev.rdma4j.Device;
 import dev.rdma4j.Gid;
@@ -31,7 +32,7 @@ import picocli.CommandLine.Option;
         description = "Ping-pong over several reliable connections (RC) whose receives come from one shared "
                 + "receive queue (SRQ), like ibv_srq_pingpong: without <host> start a server and wait for "
                 + "connection, with <host> connect to the server at <host>. -n counts exchanges over all QPs.")
-final class SrqPingpongCommand extends ConnectedPingpongCommand {
+public final class SrqPingpongCommand extends ConnectedPingpongCommand {
     @Option(names = {"-q", "--num-qp"}, paramLabel = "<num>", converter = CNumberConverter.class,
             defaultValue = "16", description = "number of QPs to use (default 16, less than 256, at most -r)")
     long numQp;

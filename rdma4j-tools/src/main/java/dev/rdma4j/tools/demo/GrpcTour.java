@@ -1,4 +1,4 @@
-package dev.rdma4j.tools;
+package dev.rdma4j.tools.demo;
 
 import dev.rdma4j.netty.RdmaChannel;
 import dev.rdma4j.netty.RdmaIoHandler;

@@ -1,5 +1,6 @@
-package dev.rdma4j.tools;
+package dev.rdma4j.tools.pingpong;
 
+import dev.rdma4j.tools.Gcc;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.rdma4j.Gid;

@@ -1,10 +1,11 @@
-package dev.rdma4j.tools;
+package dev.rdma4j.tools.pingpong;
 
+import dev.rdma4j.tools.CNumberConverter;
 import dev.rdma4j.Mtu;
 import picocli.CommandLine.Option;
 
 /** The options {@code ibv_rc_pingpong} and {@code ibv_uc_pingpong} have and {@code ibv_ud_pingpong} lacks. */
-abstract class ConnectedPingpongCommand extends PingpongCommand {
+public abstract class ConnectedPingpongCommand extends PingpongCommand {
     @Option(names = {"-s", "--size"}, paramLabel = "<size>", converter = CNumberConverter.class,
             defaultValue = "4096", description = "size of message to exchange (default 4096)")
     long size;

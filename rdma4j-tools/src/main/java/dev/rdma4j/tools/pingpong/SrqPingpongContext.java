@@ -1,7 +1,7 @@
-package dev.rdma4j.tools;
+package dev.rdma4j.tools.pingpong;
 
-import static dev.rdma4j.tools.PingpongContext.destroy;
-import static dev.rdma4j.tools.PingpongContext.verb;
+import static dev.rdma4j.tools.pingpong.PingpongContext.destroy;
+import static dev.rdma4j.tools.pingpong.PingpongContext.verb;
 
 import dev.rdma4j.AccessFlag;
 import dev.rdma4j.Context;

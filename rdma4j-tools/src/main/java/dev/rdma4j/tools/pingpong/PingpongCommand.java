@@ -1,5 +1,6 @@
-package dev.rdma4j.tools;
+package dev.rdma4j.tools.pingpong;
 
+import dev.rdma4j.tools.CNumberConverter;
 import dev.rdma4j.Device;
 import dev.rdma4j.Gid;
 import dev.rdma4j.Mtu;
@@ -24,7 +25,7 @@ import picocli.CommandLine.Spec;
  * Numbers are read as C's {@code strtol} does; out-of-range port numbers and MTUs print the usage and
  * exit 1, failures print the C tools' messages on stderr and exit 1.
  */
-abstract class PingpongCommand implements Callable<Integer> {
+public abstract class PingpongCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 

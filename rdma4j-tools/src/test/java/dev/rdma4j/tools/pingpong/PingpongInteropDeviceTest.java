@@ -1,4 +1,4 @@
-package dev.rdma4j.tools;
+package dev.rdma4j.tools.pingpong;
 
 import static dev.rdma4j.tools.ToolRuns.ADDRESS;
 import static dev.rdma4j.tools.ToolRuns.awaitListening;
@@ -8,6 +8,7 @@ import static dev.rdma4j.tools.ToolRuns.value;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.rdma4j.tools.ToolRuns;
 import dev.rdma4j.Context;
 import dev.rdma4j.Device;
 import java.io.IOException;
