@@ -96,14 +96,14 @@ public final class CmConnection implements AutoCloseable {
      *         {@link IllegalArgumentException} (a timeout not positive, private data too long) before anything is
      *         created
      */
-    public static CompletableFuture<CmConnection> connect(CmEventChannel channel, InetSocketAddress peer,
+    public static CompletableFuture<CmConnection> connectAsync(CmEventChannel channel, InetSocketAddress peer,
             ConnectionSetup setup, byte[] privateData, Duration timeout) {
-        return connect(channel, null, peer, setup, privateData, timeout);
+        return connectAsync(channel, null, peer, setup, privateData, timeout);
     }
 
     /**
      * Connects to a listening peer from a chosen source address (rping's {@code -I}): {@code rdma_bind_addr}
-     * to {@code source}, then as {@link #connect(CmEventChannel, InetSocketAddress, ConnectionSetup, byte[],
+     * to {@code source}, then as {@link #connectAsync(CmEventChannel, InetSocketAddress, ConnectionSetup, byte[],
      * Duration)}.
      *
      * @param channel     the event channel
@@ -119,13 +119,13 @@ public final class CmConnection implements AutoCloseable {
      *         {@link IllegalArgumentException} (a timeout not positive, private data too long) before anything is
      *         created
      */
-    public static CompletableFuture<CmConnection> connect(CmEventChannel channel, InetSocketAddress source,
+    public static CompletableFuture<CmConnection> connectAsync(CmEventChannel channel, InetSocketAddress source,
             InetSocketAddress peer, ConnectionSetup setup, byte[] privateData, Duration timeout) {
-        return connect(channel, source, peer, setup, privateData, timeout, timeout);
+        return connectAsync(channel, source, peer, setup, privateData, timeout, timeout);
     }
 
     /**
-     * As {@link #connect(CmEventChannel, InetSocketAddress, InetSocketAddress, ConnectionSetup, byte[],
+     * As {@link #connectAsync(CmEventChannel, InetSocketAddress, InetSocketAddress, ConnectionSetup, byte[],
      * Duration)}, with C's per-step timeout for {@code rdma_resolve_addr} and {@code rdma_resolve_route}
      * ({@code timeout_ms}) apart from the deadline of the whole connect (the tools use it to behave as
      * rdma-core's: 2 s per resolution, then as long as the CM retries).
@@ -143,7 +143,7 @@ public final class CmConnection implements AutoCloseable {
      *         a {@link TimeoutException} or a {@link VerbsException}; or with an {@link IllegalArgumentException}
      *         (a timeout not positive, private data too long) before anything is created
      */
-    public static CompletableFuture<CmConnection> connect(CmEventChannel channel, InetSocketAddress source,
+    public static CompletableFuture<CmConnection> connectAsync(CmEventChannel channel, InetSocketAddress source,
             InetSocketAddress peer, ConnectionSetup setup, byte[] privateData, Duration resolveTimeout,
             Duration timeout) {
         if (timeout.isNegative() || timeout.isZero() || resolveTimeout.isNegative() || resolveTimeout.isZero()) {

@@ -11,7 +11,7 @@ import java.util.concurrent.CompletableFuture;
  * or, once handed out, its event channel closes.
  *
  * <p>Thread-safe: answering is synchronized, and a second answer is refused. Created on the engine
- * thread; {@link #accept} and {@link #reject} run on the caller's thread.
+ * thread; {@link #acceptAsync} and {@link #reject} run on the caller's thread.
  */
 public final class CmConnectionRequest {
     private final CmEventChannel channel;
@@ -59,11 +59,11 @@ public final class CmConnectionRequest {
      *                    keep their length at an rdma4j peer: see {@link CmConnection}'s class comment)
      * @return completes with the connection when it is ESTABLISHED (QP in RTS); or exceptionally with an
      *         {@link IllegalArgumentException} if {@code privateData} is longer than 196 bytes, as
-     *         {@link CmConnection#connect} does for its 56: the CM would cut it, so nothing is sent and the request
+     *         {@link CmConnection#connectAsync} does for its 56: the CM would cut it, so nothing is sent and the request
      *         stays unanswered
      * @throws IllegalStateException if the request was already answered
      */
-    public synchronized CompletableFuture<CmConnection> accept(ConnectionSetup setup, byte[] privateData) {
+    public synchronized CompletableFuture<CmConnection> acceptAsync(ConnectionSetup setup, byte[] privateData) {
         if (privateData.length > PrivateData.ACCEPT) {
             return CompletableFuture.failedFuture(new IllegalArgumentException(
                     "rdma_cm private data is at most " + PrivateData.ACCEPT + " bytes on accept: " + privateData.length));

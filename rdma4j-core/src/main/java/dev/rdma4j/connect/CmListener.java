@@ -73,7 +73,7 @@ public final class CmListener implements AutoCloseable {
      * @return completes on the engine thread when a peer connects; cancelling it (e.g. after a timeout) gives
      *         up the wait, and the request it would have had goes to the next caller
      */
-    public synchronized CompletableFuture<CmConnectionRequest> nextRequest() {
+    public synchronized CompletableFuture<CmConnectionRequest> nextRequestAsync() {
         if (closed) {
             return CompletableFuture.failedFuture(new IllegalStateException("listener closed"));
         }
@@ -123,7 +123,7 @@ public final class CmListener implements AutoCloseable {
     }
 
     /**
-     * Stops listening ({@code rdma_destroy_id}); pending {@link #nextRequest()} futures fail, and requests
+     * Stops listening ({@code rdma_destroy_id}); pending {@link #nextRequestAsync()} futures fail, and requests
      * not yet taken are rejected ({@code rdma_reject}). Idempotent.
      */
     @Override

@@ -11,9 +11,9 @@ import dev.rdma4j.VerbsException;
  * {@code rdma_create_qp} (which moves it to INIT), calls {@link #beforeConnect}, and then
  * {@code rdma_connect} or {@code rdma_accept}; rdma_cm drives it to RTS.
  *
- * <p>Threading: on the active side ({@link CmConnection#connect}) both methods run on the engine thread,
+ * <p>Threading: on the active side ({@link CmConnection#connectAsync}) both methods run on the engine thread,
  * so they must not block on the engine (e.g. wait for a completion); on the passive side
- * ({@link CmConnectionRequest#accept}) they run on the thread that calls {@code accept}.
+ * ({@link CmConnectionRequest#acceptAsync}) they run on the thread that calls {@code acceptAsync}.
  */
 @FunctionalInterface
 public interface ConnectionSetup {
@@ -44,10 +44,10 @@ public interface ConnectionSetup {
      * then {@code rdma_connect} with them). Active side only: called on the engine thread after
      * {@link #beforeConnect}, just before {@code rdma_connect}; at most 56 bytes (52 keep their length at an
      * rdma4j peer). The passive side needs no such hook: {@link CmConnectionRequest#context()} is known
-     * before {@link CmConnectionRequest#accept} takes its private data.
+     * before {@link CmConnectionRequest#acceptAsync} takes its private data.
      *
      * @param queuePair the new queue pair (in INIT)
-     * @return the bytes to send instead of those given to {@link CmConnection#connect}; {@code null} (the
+     * @return the bytes to send instead of those given to {@link CmConnection#connectAsync}; {@code null} (the
      *         default) to send those
      * @throws VerbsException if reading what to send fails
      */

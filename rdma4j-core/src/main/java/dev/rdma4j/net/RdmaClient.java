@@ -127,7 +127,7 @@ public final class RdmaClient {
         // established() runs on the engine thread as ESTABLISHED is handled, before a disconnect that follows;
         // the wait is on that dependent future, which may be cancelled without touching the connect's own;
         // rdma_cm's deadline covers the whole connect, this wait only outlasts it
-        RdmaConnection.await(CmConnection.connect(channel, address, setup, new byte[0], options.timeout())
+        RdmaConnection.await(CmConnection.connectAsync(channel, address, setup, new byte[0], options.timeout())
                 .thenApply(c::established), options.timeout().plusSeconds(5), "connect",
                 () -> new SocketTimeoutException("connecting to " + address + " took over " + options.timeout()));
     }

@@ -315,7 +315,7 @@ public final class RdmaServer implements AutoCloseable {
             };
             // established() runs on the engine thread as ESTABLISHED is handled (before a disconnect that
             // follows); the wait is on that dependent future, which may be cancelled without harm
-            RdmaConnection.await(request.accept(setup, c.regionPrivateData()).thenApply(c::established),
+            RdmaConnection.await(request.acceptAsync(setup, c.regionPrivateData()).thenApply(c::established),
                     options.timeout(), "accept", () -> new SocketTimeoutException("a client's connection to "
                             + address + " was not established within " + options.timeout()));
             return c;
@@ -328,7 +328,7 @@ public final class RdmaServer implements AutoCloseable {
     /** The next connection request: cancelling the wait (deadline, interrupt) leaves it to the next accept. */
     private CmConnectionRequest nextRequest(Duration timeout, java.util.function.BooleanSupplier cancelled)
             throws IOException, InterruptedException {
-        CompletableFuture<CmConnectionRequest> next = listener.nextRequest();
+        CompletableFuture<CmConnectionRequest> next = listener.nextRequestAsync();
         long deadline = timeout == null ? Long.MAX_VALUE
                 : dev.rdma4j.internal.Timeouts.deadline(dev.rdma4j.internal.Timeouts.nanos(timeout));
         for (;;) {
@@ -343,7 +343,7 @@ public final class RdmaServer implements AutoCloseable {
                 if (cancelled.getAsBoolean()) {
                     throw new java.util.concurrent.CancellationException("accept cancelled");
                 }
-                next = listener.nextRequest(); // the slice's wait was cancelled: a request goes to this one
+                next = listener.nextRequestAsync(); // the slice's wait was cancelled: a request goes to this one
             }
         }
     }

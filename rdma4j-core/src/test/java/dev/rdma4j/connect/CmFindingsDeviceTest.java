@@ -25,17 +25,17 @@ class CmFindingsDeviceTest {
         try (CmPair p = new CmPair()) {
             for (Duration huge : new Duration[] {Duration.ofSeconds(Long.MAX_VALUE),
                 Duration.ofSeconds(Long.MAX_VALUE, 999_999_999), Duration.ofNanos(Long.MAX_VALUE)}) {
-                CompletableFuture<CmConnectionRequest> request = p.listener.nextRequest();
-                CompletableFuture<CmConnection> client = CmConnection.connect(p.channel, null, p.address, p.setup(),
+                CompletableFuture<CmConnectionRequest> request = p.listener.nextRequestAsync();
+                CompletableFuture<CmConnection> client = CmConnection.connectAsync(p.channel, null, p.address, p.setup(),
                         new byte[0], huge, huge);
-                try (CmConnection server = request.get(T, TimeUnit.SECONDS).accept(p.setup(), new byte[0])
+                try (CmConnection server = request.get(T, TimeUnit.SECONDS).acceptAsync(p.setup(), new byte[0])
                         .get(T, TimeUnit.SECONDS); CmConnection c = client.get(T, TimeUnit.SECONDS)) {
                     assertThat(c.queuePair().state()).isEqualTo(dev.rdma4j.QpState.RTS);
                     assertThat(server.queuePair().state()).isEqualTo(dev.rdma4j.QpState.RTS);
                 }
             }
             // a negative one is refused before anything is made
-            CompletableFuture<CmConnection> negative = CmConnection.connect(p.channel, p.address, p.setup(),
+            CompletableFuture<CmConnection> negative = CmConnection.connectAsync(p.channel, p.address, p.setup(),
                     new byte[0], Duration.ofSeconds(-1));
             assertThatThrownBy(() -> negative.get(T, TimeUnit.SECONDS)).isInstanceOf(ExecutionException.class)
                     .cause().isInstanceOf(IllegalArgumentException.class);
@@ -45,12 +45,12 @@ class CmFindingsDeviceTest {
     @Test
     void acceptRefusesMorePrivateDataThanTheCmCarries() throws Exception {
         try (CmPair p = new CmPair()) {
-            CompletableFuture<CmConnectionRequest> next = p.listener.nextRequest();
-            CompletableFuture<CmConnection> client = CmConnection.connect(p.channel, p.address, p.setup(),
+            CompletableFuture<CmConnectionRequest> next = p.listener.nextRequestAsync();
+            CompletableFuture<CmConnection> client = CmConnection.connectAsync(p.channel, p.address, p.setup(),
                     new byte[0], Duration.ofSeconds(T));
             CmConnectionRequest request = next.get(T, TimeUnit.SECONDS);
             byte[] tooLong = new byte[PrivateData.ACCEPT + 1];
-            assertThatThrownBy(() -> request.accept(p.setup(), tooLong).get(T, TimeUnit.SECONDS))
+            assertThatThrownBy(() -> request.acceptAsync(p.setup(), tooLong).get(T, TimeUnit.SECONDS))
                     .isInstanceOf(ExecutionException.class).cause().isInstanceOf(IllegalArgumentException.class)
                     .hasMessage("rdma_cm private data is at most 196 bytes on accept: 197");
             assertThatThrownBy(() -> request.reject(new byte[300])).isInstanceOf(IllegalArgumentException.class)
@@ -58,7 +58,7 @@ class CmFindingsDeviceTest {
             // the request is still unanswered: the longest data that fits arrives whole
             byte[] most = new byte[PrivateData.ACCEPT];
             Arrays.fill(most, (byte) 0x5a);
-            try (CmConnection server = request.accept(p.setup(), most).get(T, TimeUnit.SECONDS);
+            try (CmConnection server = request.acceptAsync(p.setup(), most).get(T, TimeUnit.SECONDS);
                     CmConnection c = client.get(T, TimeUnit.SECONDS)) {
                 assertThat(c.peerPrivateData()).isEqualTo(most);
                 assertThat(server.queuePair().state()).isEqualTo(dev.rdma4j.QpState.RTS);
@@ -69,8 +69,8 @@ class CmFindingsDeviceTest {
     @Test
     void rejectRefusesMorePrivateDataThanTheCmCarries() throws Exception {
         try (CmPair p = new CmPair()) {
-            CompletableFuture<CmConnectionRequest> next = p.listener.nextRequest();
-            CompletableFuture<CmConnection> client = CmConnection.connect(p.channel, p.address, p.setup(),
+            CompletableFuture<CmConnectionRequest> next = p.listener.nextRequestAsync();
+            CompletableFuture<CmConnection> client = CmConnection.connectAsync(p.channel, p.address, p.setup(),
                     new byte[0], Duration.ofSeconds(T));
             CmConnectionRequest request = next.get(T, TimeUnit.SECONDS);
             assertThatThrownBy(() -> request.reject(new byte[PrivateData.REJECT + 1]))

@@ -62,10 +62,10 @@ final class CmPair implements AutoCloseable {
 
     /** Connects and accepts: {@code [client, server]}, both established. */
     CmConnection[] connect() throws Exception {
-        CompletableFuture<CmConnectionRequest> request = listener.nextRequest();
-        CompletableFuture<CmConnection> client = CmConnection.connect(channel, address, setup(), new byte[0],
+        CompletableFuture<CmConnectionRequest> request = listener.nextRequestAsync();
+        CompletableFuture<CmConnection> client = CmConnection.connectAsync(channel, address, setup(), new byte[0],
                 Duration.ofSeconds(30));
-        CmConnection server = request.get(T, TimeUnit.SECONDS).accept(setup(), new byte[0]).get(T, TimeUnit.SECONDS);
+        CmConnection server = request.get(T, TimeUnit.SECONDS).acceptAsync(setup(), new byte[0]).get(T, TimeUnit.SECONDS);
         CmConnection c = client.get(T, TimeUnit.SECONDS);
         synchronized (connections) {
             connections.add(c);

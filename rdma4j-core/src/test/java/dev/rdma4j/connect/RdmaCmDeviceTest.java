@@ -74,12 +74,12 @@ class RdmaCmDeviceTest {
             try (CmListener listener = CmListener.listen(channel, addr, 4)) {
                 java.util.concurrent.LinkedBlockingQueue<CmEvent> listenerEvents = new java.util.concurrent.LinkedBlockingQueue<>();
                 listener.addEventListener(listenerEvents::add);
-                CompletableFuture<CmConnectionRequest> request = listener.nextRequest();
-                CompletableFuture<CmConnection> client = CmConnection.connect(channel, addr, setup(engine),
+                CompletableFuture<CmConnectionRequest> request = listener.nextRequestAsync();
+                CompletableFuture<CmConnection> client = CmConnection.connectAsync(channel, addr, setup(engine),
                         bytes("hello from the client"), Duration.ofSeconds(30));
                 CmConnectionRequest r = request.get(T, TimeUnit.SECONDS);
                 assertThat(text(r.privateData(), 21)).isEqualTo("hello from the client");
-                CmConnection server = r.accept(setup(engine), bytes("welcome")).get(T, TimeUnit.SECONDS);
+                CmConnection server = r.acceptAsync(setup(engine), bytes("welcome")).get(T, TimeUnit.SECONDS);
                 CmConnection c = client.get(T, TimeUnit.SECONDS);
                 java.util.concurrent.LinkedBlockingQueue<CmEvent> clientEvents = new java.util.concurrent.LinkedBlockingQueue<>();
                 c.addEventListener(clientEvents::add);
@@ -126,8 +126,8 @@ class RdmaCmDeviceTest {
         try (CompletionEngine engine = CompletionEngine.builder().mode(PollingMode.EVENT).build();
                 CmEventChannel channel = CmEventChannel.create(engine)) {
             try (CmListener listener = CmListener.listen(channel, addr, 4)) {
-                CompletableFuture<CmConnectionRequest> request = listener.nextRequest();
-                CompletableFuture<CmConnection> client = CmConnection.connect(channel, addr, setup(engine),
+                CompletableFuture<CmConnectionRequest> request = listener.nextRequestAsync();
+                CompletableFuture<CmConnection> client = CmConnection.connectAsync(channel, addr, setup(engine),
                         bytes("let me in"), Duration.ofSeconds(30));
                 request.get(T, TimeUnit.SECONDS).reject(bytes("go away"));
                 assertThatThrownBy(() -> client.get(T, TimeUnit.SECONDS)).isInstanceOf(ExecutionException.class)
@@ -137,11 +137,11 @@ class RdmaCmDeviceTest {
                         });
             }
             InetSocketAddress nobody = new InetSocketAddress(ip, addr.getPort() + 1);
-            CompletableFuture<CmConnection> none = CmConnection.connect(channel, nobody, setup(engine), new byte[0],
+            CompletableFuture<CmConnection> none = CmConnection.connectAsync(channel, nobody, setup(engine), new byte[0],
                     Duration.ofSeconds(30));
             assertThatThrownBy(() -> none.get(T, TimeUnit.SECONDS)).cause().isInstanceOfSatisfying(CmException.class,
                     e -> assertThat(e.event()).isIn(CmEventType.REJECTED, CmEventType.UNREACHABLE));
-            assertThatThrownBy(() -> CmConnection.connect(channel, nobody, setup(engine), new byte[57],
+            assertThatThrownBy(() -> CmConnection.connectAsync(channel, nobody, setup(engine), new byte[57],
                     Duration.ofSeconds(1)).get()).cause().isInstanceOf(IllegalArgumentException.class);
             closeResources(); // before the channel closes the device contexts they live on
         }
@@ -169,8 +169,8 @@ class RdmaCmDeviceTest {
             });
             ConnectionSetup client = p.setup().withBeforeConnect(qp -> seen.add("client " + qp.state() + "/"
                     + qp.query().state()));
-            CompletableFuture<CmConnectionRequest> request = p.listener.nextRequest();
-            CompletableFuture<CmConnection> connecting = CmConnection.connect(p.channel, p.address, client,
+            CompletableFuture<CmConnectionRequest> request = p.listener.nextRequestAsync();
+            CompletableFuture<CmConnection> connecting = CmConnection.connectAsync(p.channel, p.address, client,
                     new byte[0], Duration.ofSeconds(30));
             CompletableFuture<WorkCompletion> eagerSend = connecting.thenCompose(c -> { // on the engine thread
                 try {
@@ -186,7 +186,7 @@ class RdmaCmDeviceTest {
                     return CompletableFuture.failedFuture(e);
                 }
             });
-            CmConnection s = request.get(T, TimeUnit.SECONDS).accept(server, new byte[0]).get(T, TimeUnit.SECONDS);
+            CmConnection s = request.get(T, TimeUnit.SECONDS).acceptAsync(server, new byte[0]).get(T, TimeUnit.SECONDS);
             CmConnection c = connecting.get(T, TimeUnit.SECONDS);
             try (s; c) {
                 assertThat(eagerSend.get(T, TimeUnit.SECONDS).isSuccess()).isTrue();
@@ -209,7 +209,7 @@ class RdmaCmDeviceTest {
     void aThrowingBeforeConnectHookFailsTheConnectionAndClosesIt() throws Exception {
         try (CmPair p = new CmPair()) {
             List<QueuePair> qps = new java.util.concurrent.CopyOnWriteArrayList<>();
-            CompletableFuture<CmConnection> connecting = CmConnection.connect(p.channel, p.address,
+            CompletableFuture<CmConnection> connecting = CmConnection.connectAsync(p.channel, p.address,
                     p.setup().withBeforeConnect(qp -> {
                         qps.add(qp);
                         throw new IllegalStateException("not today");
@@ -229,10 +229,10 @@ class RdmaCmDeviceTest {
     void theClientBindsToAChosenSourceAddress() throws Exception {
         try (CmPair p = new CmPair()) {
             InetSocketAddress source = new InetSocketAddress(p.address.getAddress(), p.address.getPort() + 1);
-            CompletableFuture<CmConnectionRequest> request = p.listener.nextRequest();
-            CompletableFuture<CmConnection> connecting = CmConnection.connect(p.channel, source, p.address,
+            CompletableFuture<CmConnectionRequest> request = p.listener.nextRequestAsync();
+            CompletableFuture<CmConnection> connecting = CmConnection.connectAsync(p.channel, source, p.address,
                     p.setup(), new byte[0], Duration.ofSeconds(30));
-            CmConnection s = request.get(T, TimeUnit.SECONDS).accept(p.setup(), new byte[0]).get(T, TimeUnit.SECONDS);
+            CmConnection s = request.get(T, TimeUnit.SECONDS).acceptAsync(p.setup(), new byte[0]).get(T, TimeUnit.SECONDS);
             CmConnection c = connecting.get(T, TimeUnit.SECONDS);
             try (s; c) {
                 assertThat(c.localAddress()).isEqualTo(source);
@@ -241,7 +241,7 @@ class RdmaCmDeviceTest {
                 assertThat(s.localAddress()).isEqualTo(p.address);
             }
             InetSocketAddress notOurs = new InetSocketAddress(InetAddress.getByName("192.0.2.1"), 0);
-            assertThatThrownBy(() -> CmConnection.connect(p.channel, notOurs, p.address, p.setup(), new byte[0],
+            assertThatThrownBy(() -> CmConnection.connectAsync(p.channel, notOurs, p.address, p.setup(), new byte[0],
                     Duration.ofSeconds(30)).get(T, TimeUnit.SECONDS)).cause()
                     .isInstanceOf(VerbsException.class).hasMessageContaining("rdma_bind_addr");
         }
@@ -267,10 +267,10 @@ class RdmaCmDeviceTest {
         try (CmPair p = new CmPair()) {
             for (int depth : new int[] {1, 4}) {
                 ConnectionSetup s = depth == 1 ? p.setup() : readDepth(p.setup(), depth); // 1 as the default
-                CompletableFuture<CmConnectionRequest> request = p.listener.nextRequest();
-                CompletableFuture<CmConnection> connecting = CmConnection.connect(p.channel, p.address, s,
+                CompletableFuture<CmConnectionRequest> request = p.listener.nextRequestAsync();
+                CompletableFuture<CmConnection> connecting = CmConnection.connectAsync(p.channel, p.address, s,
                         new byte[0], Duration.ofSeconds(30));
-                try (CmConnection server = request.get(T, TimeUnit.SECONDS).accept(s, new byte[0])
+                try (CmConnection server = request.get(T, TimeUnit.SECONDS).acceptAsync(s, new byte[0])
                         .get(T, TimeUnit.SECONDS); CmConnection client = connecting.get(T, TimeUnit.SECONDS)) {
                     for (CmConnection c : new CmConnection[] {client, server}) {
                         dev.rdma4j.QpAttributes a = c.queuePair().query();
@@ -280,7 +280,7 @@ class RdmaCmDeviceTest {
                 }
             }
             ConnectionSetup tooDeep = readDepth(p.setup(), 256);
-            CompletableFuture<CmConnection> refused = CmConnection.connect(p.channel, p.address, tooDeep,
+            CompletableFuture<CmConnection> refused = CmConnection.connectAsync(p.channel, p.address, tooDeep,
                     new byte[0], Duration.ofSeconds(30));
             assertThatThrownBy(() -> refused.get(T, TimeUnit.SECONDS)).hasCauseInstanceOf(
                     IllegalArgumentException.class).hasMessageContaining("readDepth() must be 0 to 255: 256");
@@ -294,8 +294,8 @@ class RdmaCmDeviceTest {
     @Test
     void aRequestShowsItsDeviceSoTheAcceptCanCarryARegion() throws Exception {
         try (CmPair p = new CmPair()) {
-            CompletableFuture<CmConnectionRequest> request = p.listener.nextRequest();
-            CompletableFuture<CmConnection> connecting = CmConnection.connect(p.channel, p.address, p.setup(),
+            CompletableFuture<CmConnectionRequest> request = p.listener.nextRequestAsync();
+            CompletableFuture<CmConnection> connecting = CmConnection.connectAsync(p.channel, p.address, p.setup(),
                     new byte[0], Duration.ofSeconds(30));
             CmConnectionRequest r = request.get(T, TimeUnit.SECONDS);
             Context ctx = r.context();
@@ -306,7 +306,7 @@ class RdmaCmDeviceTest {
                     MemoryRegion target = pd.allocate(4096, AccessFlag.LOCAL_WRITE, AccessFlag.REMOTE_WRITE)) {
                 java.nio.ByteBuffer offer = java.nio.ByteBuffer.allocate(12).putLong(target.address())
                         .putInt(target.rkey());
-                CmConnection s = r.accept(c2 -> QueuePair.builder(pd, QpType.RC).completionQueue(cq).capacity(8, 8),
+                CmConnection s = r.acceptAsync(c2 -> QueuePair.builder(pd, QpType.RC).completionQueue(cq).capacity(8, 8),
                         offer.array()).get(T, TimeUnit.SECONDS);
                 CmConnection c = connecting.get(T, TimeUnit.SECONDS);
                 try (s; c) {
@@ -337,7 +337,7 @@ class RdmaCmDeviceTest {
         InetSocketAddress nobody = new InetSocketAddress(ip, 20_000 + ThreadLocalRandom.current().nextInt(20_000));
         try (CompletionEngine engine = CompletionEngine.builder().mode(PollingMode.EVENT).build();
                 CmEventChannel channel = CmEventChannel.create(engine)) {
-            CompletableFuture<CmConnection> none = CmConnection.connect(channel, nobody, setup(engine), new byte[0],
+            CompletableFuture<CmConnection> none = CmConnection.connectAsync(channel, nobody, setup(engine), new byte[0],
                     Duration.ofSeconds(60));
             assertThatThrownBy(() -> none.get(T, TimeUnit.SECONDS)).cause().isInstanceOfSatisfying(CmException.class,
                     e -> {
@@ -366,7 +366,7 @@ class RdmaCmDeviceTest {
                 CmEventChannel channel = CmEventChannel.create(engine)) {
             List<QueuePair> qps = new java.util.concurrent.CopyOnWriteArrayList<>();
             long start = System.nanoTime();
-            CompletableFuture<CmConnection> connecting = CmConnection.connect(channel, ghost,
+            CompletableFuture<CmConnection> connecting = CmConnection.connectAsync(channel, ghost,
                     setup(engine).withBeforeConnect(qps::add), new byte[0], timeout);
             Throwable failure = org.assertj.core.api.Assertions.catchThrowable(() -> connecting.get(T, TimeUnit.SECONDS));
             double seconds = (System.nanoTime() - start) / 1e9;
@@ -389,20 +389,20 @@ class RdmaCmDeviceTest {
             byte[] max = new byte[52];
             Arrays.fill(max, (byte) 'x');
             for (byte[] sent : List.of(new byte[0], bytes("hi"), max)) {
-                CompletableFuture<CmConnectionRequest> request = p.listener.nextRequest();
-                CompletableFuture<CmConnection> connecting = CmConnection.connect(p.channel, p.address, p.setup(),
+                CompletableFuture<CmConnectionRequest> request = p.listener.nextRequestAsync();
+                CompletableFuture<CmConnection> connecting = CmConnection.connectAsync(p.channel, p.address, p.setup(),
                         sent, Duration.ofSeconds(60));
                 CmConnectionRequest r = request.get(T, TimeUnit.SECONDS);
                 assertThat(r.privateData()).as("REQ of %d bytes", sent.length).isEqualTo(sent);
                 byte[] reply = sent.length == 0 ? new byte[0] : bytes("reply of " + sent.length);
-                CmConnection s = r.accept(p.setup(), reply).get(T, TimeUnit.SECONDS);
+                CmConnection s = r.acceptAsync(p.setup(), reply).get(T, TimeUnit.SECONDS);
                 try (s; CmConnection c = connecting.get(T, TimeUnit.SECONDS)) {
                     assertThat(c.peerPrivateData()).as("REP").isEqualTo(reply);
                     assertThat(s.peerPrivateData()).as("the server's copy of the REQ").isEqualTo(sent);
                 }
             }
-            CompletableFuture<CmConnectionRequest> request = p.listener.nextRequest();
-            CompletableFuture<CmConnection> connecting = CmConnection.connect(p.channel, p.address, p.setup(),
+            CompletableFuture<CmConnectionRequest> request = p.listener.nextRequestAsync();
+            CompletableFuture<CmConnection> connecting = CmConnection.connectAsync(p.channel, p.address, p.setup(),
                     new byte[0], Duration.ofSeconds(60));
             request.get(T, TimeUnit.SECONDS).reject(bytes("full"));
             assertThatThrownBy(() -> connecting.get(T, TimeUnit.SECONDS)).cause()

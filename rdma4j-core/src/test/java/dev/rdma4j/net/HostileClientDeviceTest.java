@@ -150,7 +150,7 @@ class HostileClientDeviceTest {
         CompletableFuture<RdmaConnection> accept = server.acceptAsync();
         CmEventChannel channel = CmEventChannel.create(engine);
         resources.add(0, channel);
-        CompletableFuture<CmConnection> client = CmConnection.connect(channel, server.localAddress(), ctx -> {
+        CompletableFuture<CmConnection> client = CmConnection.connectAsync(channel, server.localAddress(), ctx -> {
             ProtectionDomain pd = ctx.allocateProtectionDomain();
             CompletionQueue cq = engine.createCompletionQueue(ctx, 16);
             synchronized (resources) {
@@ -215,7 +215,7 @@ class HostileClientDeviceTest {
                 CompletableFuture<RdmaConnection> accept = server.acceptAsync();
                 CmEventChannel channel = CmEventChannel.create(engine);
                 resources.add(0, channel);
-                CompletableFuture<CmConnection> client = CmConnection.connect(channel, server.localAddress(),
+                CompletableFuture<CmConnection> client = CmConnection.connectAsync(channel, server.localAddress(),
                         ctx -> {
                             ProtectionDomain pd = ctx.allocateProtectionDomain();
                             CompletionQueue cq = engine.createCompletionQueue(ctx, 16);

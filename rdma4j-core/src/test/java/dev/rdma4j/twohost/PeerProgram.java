@@ -73,7 +73,7 @@ public final class PeerProgram {
                         CmEventChannel ch = CmEventChannel.create(engine);
                         CmListener l = CmListener.listen(ch, at, 4)) {
                     System.out.println("listening");
-                    CmConnectionRequest r = l.nextRequest().get(5, TimeUnit.MINUTES);
+                    CmConnectionRequest r = l.nextRequestAsync().get(5, TimeUnit.MINUTES);
                     System.out.println("request " + r);
                     Thread.sleep(Duration.ofMinutes(10));
                 }

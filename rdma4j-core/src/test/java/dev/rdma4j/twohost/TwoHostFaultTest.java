@@ -580,7 +580,7 @@ class TwoHostFaultTest {
                         CmEventChannel ch = CmEventChannel.create(engine);
                         CmListener l = CmListener.listen(ch, TwoHost.localAt(port + 1), 4)) {
                     ctl.barrier("listening");
-                    CmConnectionRequest r = l.nextRequest().get(3, TimeUnit.MINUTES);
+                    CmConnectionRequest r = l.nextRequestAsync().get(3, TimeUnit.MINUTES);
                     r.reject("go away".getBytes(StandardCharsets.UTF_8));
                     ctl.barrier("rejected");
                 }

@@ -297,7 +297,7 @@ public final class RdmaChannel extends AbstractChannel implements DuplexChannel 
         sizes = RdmaPipe.Sizes.of(config);
         try {
             RdmaPipe.Peer peer = RdmaPipe.Peer.parse(r.privateData());
-            accepted = r.accept(setup(peer), RdmaPipe.Peer.describe(sizes));
+            accepted = r.acceptAsync(setup(peer), RdmaPipe.Peer.describe(sizes));
         } catch (IOException | RuntimeException e) {
             try {
                 r.reject(new byte[0]);
@@ -326,7 +326,7 @@ public final class RdmaChannel extends AbstractChannel implements DuplexChannel 
         Duration timeout = millis > 0 ? Duration.ofMillis(millis) : Duration.ofDays(1);
         CompletableFuture<CmConnection> f;
         try {
-            f = CmConnection.connect(handler().cmChannel(), localAddress, remoteAddress, setup(null),
+            f = CmConnection.connectAsync(handler().cmChannel(), localAddress, remoteAddress, setup(null),
                     RdmaPipe.Peer.describe(sizes), timeout);
         } catch (VerbsException | RuntimeException e) {
             failed(e);

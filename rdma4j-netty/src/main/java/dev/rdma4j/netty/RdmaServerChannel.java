@@ -125,7 +125,7 @@ public final class RdmaServerChannel extends AbstractServerChannel implements Se
         }
         accepting = true;
         CmListener l = listener;
-        l.nextRequest().whenComplete((request, e) -> { // on this loop: the listener's events are its engine's
+        l.nextRequestAsync().whenComplete((request, e) -> { // on this loop: the listener's events are its engine's
             accepting = false;
             if (e != null || !open) {
                 if (request != null) {

@@ -58,12 +58,12 @@ final class AsyncTour {
             try (CmListener listener = CmListener.listen(channel, listenAt, 4)) {
                 narrator.step("15. rdma_cm: bob listens on " + address.getHostAddress() + ":7471, alice connects",
                         "address and route resolution, rdma_create_qp, rdma_connect / rdma_accept, ESTABLISHED");
-                CompletableFuture<CmConnectionRequest> request = listener.nextRequest();
-                CompletableFuture<CmConnection> aliceSide = CmConnection.connect(channel, listenAt, setup(engine),
+                CompletableFuture<CmConnectionRequest> request = listener.nextRequestAsync();
+                CompletableFuture<CmConnection> aliceSide = CmConnection.connectAsync(channel, listenAt, setup(engine),
                         ascii("alice wants to talk"), Duration.ofSeconds(30));
                 CmConnectionRequest r = request.get(T, TimeUnit.SECONDS);
                 narrator.say("bob got a connection request with private data \"" + text(r.privateData(), 19) + "\"");
-                CmConnection bob = r.accept(setup(engine), ascii("bob says hi")).get(T, TimeUnit.SECONDS);
+                CmConnection bob = r.acceptAsync(setup(engine), ascii("bob says hi")).get(T, TimeUnit.SECONDS);
                 CmConnection alice = aliceSide.get(T, TimeUnit.SECONDS);
                 try (bob; alice) {
                     narrator.verify("alice's queue pair #" + alice.queuePair().qpNumber() + " is " + alice.queuePair().state()

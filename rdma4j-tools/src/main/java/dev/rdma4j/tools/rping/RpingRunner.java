@@ -96,7 +96,7 @@ final class RpingRunner {
     private int runOneServer(CompletionEngine engine, CmListener listener) throws InterruptedException {
         CmConnectionRequest request;
         try {
-            request = listener.nextRequest().get();
+            request = listener.nextRequestAsync().get();
         } catch (ExecutionException e) {
             err.printf("wait for CONNECT_REQUEST state %d%n", RpingState.ERROR.code());
             return -1;
@@ -111,7 +111,7 @@ final class RpingRunner {
         for (;;) {
             CmConnectionRequest request;
             try {
-                request = listener.nextRequest().get();
+                request = listener.nextRequestAsync().get();
             } catch (ExecutionException e) {
                 err.printf("wait for CONNECT_REQUEST state %d%n", RpingState.ERROR.code());
                 return -1;
@@ -133,7 +133,7 @@ final class RpingRunner {
         debug("accepting client connection request");
         CmConnection connection;
         try {
-            connection = request.accept(session.setup(), NO_PRIVATE_DATA).get();
+            connection = request.acceptAsync(session.setup(), NO_PRIVATE_DATA).get();
         } catch (ExecutionException e) {
             connectionFailed(e.getCause(), "rdma_accept");
             err.printf("connect error %d%n", -1);
@@ -157,7 +157,7 @@ final class RpingRunner {
             CmConnection connection;
             try {
                 InetSocketAddress source = options.source() == null ? null : new InetSocketAddress(options.source(), 0);
-                connection = CmConnection.connect(channel, source, server, session.setup(), NO_PRIVATE_DATA,
+                connection = CmConnection.connectAsync(channel, source, server, session.setup(), NO_PRIVATE_DATA,
                         RESOLVE_TIMEOUT, CONNECT_TIMEOUT).get();
             } catch (ExecutionException e) {
                 Throwable cause = e.getCause();
