@@ -262,7 +262,7 @@ public final class QueuePair extends NativeResource {
      *
      * @return completes when {@link Context#processAsyncEvents()} delivers one
      */
-    public java.util.concurrent.CompletableFuture<AsyncEvent> nextEvent() {
+    public java.util.concurrent.CompletableFuture<AsyncEvent> nextEventAsync() {
         java.util.concurrent.CompletableFuture<AsyncEvent> f = new java.util.concurrent.CompletableFuture<>();
         java.util.function.Consumer<AsyncEvent> once = new java.util.function.Consumer<>() {
             @Override

@@ -21,7 +21,7 @@ import java.util.function.Consumer;
  *
  * <p><b>Limit.</b> When fewer than {@link SrqAttributes#limit()} receives remain posted, the device
  * raises {@link AsyncEventType#SRQ_LIMIT_REACHED} once and resets the limit to 0;
- * {@link #nextLimitEvent()} and {@link #addEventListener} deliver it (the context's async events must be
+ * {@link #nextLimitEventAsync()} and {@link #addEventListener} deliver it (the context's async events must be
  * processed: {@code engine.watchAsyncEvents(ctx)} or {@link Context#processAsyncEvents()}), and
  * {@link #refillOnLimit} keeps the pool topped up and the limit re-armed by itself ({@link ReceivePool} does
  * all of it for equal buffers carved from one region). The event comes through
@@ -279,7 +279,7 @@ public final class SharedReceiveQueue extends NativeResource {
      *
      * @return completes when the limit event is delivered
      */
-    public CompletableFuture<AsyncEvent> nextLimitEvent() {
+    public CompletableFuture<AsyncEvent> nextLimitEventAsync() {
         CompletableFuture<AsyncEvent> f = new CompletableFuture<>();
         Consumer<AsyncEvent> once = new Consumer<>() {
             @Override

@@ -70,7 +70,7 @@ class SharedReceiveQueueDeviceTest {
                 }
                 srq.armLimit(7);
                 assertThat(srq.query().limit()).isEqualTo(7);
-                CompletableFuture<AsyncEvent> limit = srq.nextLimitEvent();
+                CompletableFuture<AsyncEvent> limit = srq.nextLimitEventAsync();
                 for (int i = 0; i < 4; i++) {
                     p[0].postSend(100 + i, mr, 32_768, 64);
                 }
@@ -86,7 +86,7 @@ class SharedReceiveQueueDeviceTest {
                 assertThat(srq.outstanding()).isEqualTo(6);
 
                 srq.armLimit(7); // 6 remain: the next consumption crosses the limit again
-                CompletableFuture<AsyncEvent> again = srq.nextLimitEvent();
+                CompletableFuture<AsyncEvent> again = srq.nextLimitEventAsync();
                 p[0].postSend(200, mr, 32_768, 64);
                 await(scq, wcs, 1);
                 await(rcq, wcs, 1);

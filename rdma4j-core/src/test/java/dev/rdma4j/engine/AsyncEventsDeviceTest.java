@@ -130,7 +130,7 @@ class AsyncEventsDeviceTest {
             try {
                 a.connect(b.localEndpoint(2), 1);
                 b.connect(a.localEndpoint(1), 2);
-                java.util.concurrent.CompletableFuture<AsyncEvent> event = b.nextEvent();
+                java.util.concurrent.CompletableFuture<AsyncEvent> event = b.nextEventAsync();
                 a.post(sb.write(1, mr, 0, 8, new dev.rdma4j.RemoteRegion(mr.address(), 8, mr.rkey() ^ 0x100), 0));
                 AsyncEvent e = event.get(120, TimeUnit.SECONDS);
                 assertThat(e.queuePair()).isSameAs(b);
