@@ -120,7 +120,7 @@ class CompletionHandlerDeviceTest {
             try (MemoryRegion mem = pd.allocate(1 << 12, EnginePair.ALL)) {
                 write.write(7, mem, 0, 64, mem.remote(), 2048);
                 writes(qp[0], write, handled, 2_000); // warm up: class loading, linking, JIT
-                untilJitQuiet(() -> writes(qp[0], write, handled, 1_000));
+                dev.rdma4j.testing.JitQuiet.untilQuiet(() -> writes(qp[0], write, handled, 1_000));
                 long poster = Thread.currentThread().threadId();
                 long engineId = engineThread.get().threadId();
                 long before = threads.getThreadAllocatedBytes(poster);
@@ -148,25 +148,6 @@ class CompletionHandlerDeviceTest {
     }
 
     static volatile byte[] sink;
-
-    /**
-     * Runs {@code round} until the JIT compiled nothing during two rounds in a row (at most two minutes). A fixed
-     * warm-up was not enough for a JVM that ran this class alone: counted while C1 was still compiling the path,
-     * the engine thread allocated 65 KB over 1,000 completions (in a full run other classes had warmed the same
-     * code; the poster's 69 KB there were AssertJ's first use, inside the counted span until it moved out).
-     */
-    private static void untilJitQuiet(Runnable round) {
-        java.lang.management.CompilationMXBean jit = java.lang.management.ManagementFactory.getCompilationMXBean();
-        long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
-        long last = jit.getTotalCompilationTime();
-        int quiet = 0;
-        while (quiet < 2 && System.nanoTime() < deadline) {
-            round.run();
-            long now = jit.getTotalCompilationTime();
-            quiet = now == last ? quiet + 1 : 0;
-            last = now;
-        }
-    }
 
     /** Posts {@code write} {@code n} times, each after the handler took the previous one's completion. */
     private static void writes(QueuePair qp, dev.rdma4j.SendBatch write, java.util.concurrent.atomic.AtomicLong handled,

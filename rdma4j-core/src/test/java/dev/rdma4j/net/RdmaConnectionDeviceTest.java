@@ -36,7 +36,7 @@ class RdmaConnectionDeviceTest {
         return RdmaOptions.builder().exchange(exchange).timeout(Duration.ofSeconds(60));
     }
 
-    private static InetSocketAddress address() throws Exception {
+    static InetSocketAddress address() throws Exception {
         InetAddress ip;
         try (Context ctx = TestDevice.device().open()) {
             ip = ctx.bestRoceGid(1).gid().ipv4().orElseThrow(() -> new AssertionError("no IPv4 GID"));

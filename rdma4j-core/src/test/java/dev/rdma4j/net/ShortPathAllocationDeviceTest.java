@@ -2,16 +2,11 @@ package dev.rdma4j.net;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.rdma4j.Context;
-import dev.rdma4j.TestDevice;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Tag;
@@ -32,21 +27,13 @@ class ShortPathAllocationDeviceTest {
     /** Two messages and their read-only views, with room for the counters' noise (a deoptimisation, a lock's node). */
     private static final long MOST_PER_ROUND_TRIP = 400;
 
-    private static InetSocketAddress address() throws Exception {
-        InetAddress ip;
-        try (Context ctx = TestDevice.device().open()) {
-            ip = ctx.bestRoceGid(1).gid().ipv4().orElseThrow(() -> new AssertionError("no IPv4 GID"));
-        }
-        return new InetSocketAddress(ip, 20_000 + ThreadLocalRandom.current().nextInt(20_000));
-    }
-
     @ParameterizedTest(name = "busyPoll={0}")
     @ValueSource(booleans = {true, false})
     void aBlockingPingPongAllocatesOnlyTheMessagesItHandsOut(boolean busyPoll) throws Exception {
         var threads = (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
         RdmaOptions o = RdmaOptions.builder().timeout(Duration.ofSeconds(60)).busyPoll(busyPoll).messageSize(64)
                 .build();
-        try (RdmaServer server = RdmaServer.listen(address(), o); Arena arena = Arena.ofConfined()) {
+        try (RdmaServer server = RdmaServer.listen(RdmaConnectionDeviceTest.address(), o); Arena arena = Arena.ofConfined()) {
             CompletableFuture<RdmaConnection> accepted = server.acceptAsync();
             try (RdmaConnection c = RdmaClient.connect(server.localAddress(), o);
                  RdmaConnection s = accepted.get(T, TimeUnit.SECONDS)) {
@@ -67,7 +54,7 @@ class ShortPathAllocationDeviceTest {
                 MemorySegment ping = arena.allocate(64);
                 int n = 1_000;
                 roundTrips(c, ping, 2_000); // class loading, linking, JIT
-                untilJitQuiet(() -> roundTrips(c, ping, n));
+                dev.rdma4j.testing.JitQuiet.untilQuiet(() -> roundTrips(c, ping, n));
                 long before = threads.getTotalThreadAllocatedBytes();
                 roundTrips(c, ping, n);
                 long allocated = threads.getTotalThreadAllocatedBytes() - before;
@@ -97,20 +84,6 @@ class ShortPathAllocationDeviceTest {
             }
         } catch (IOException | InterruptedException e) {
             throw new AssertionError(e);
-        }
-    }
-
-    /** Runs {@code round} until the JIT compiled nothing during two rounds in a row (at most two minutes). */
-    private static void untilJitQuiet(Runnable round) {
-        var jit = java.lang.management.ManagementFactory.getCompilationMXBean();
-        long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
-        long last = jit.getTotalCompilationTime();
-        int quiet = 0;
-        while (quiet < 2 && System.nanoTime() < deadline) {
-            round.run();
-            long now = jit.getTotalCompilationTime();
-            quiet = now == last ? quiet + 1 : 0;
-            last = now;
         }
     }
 }
