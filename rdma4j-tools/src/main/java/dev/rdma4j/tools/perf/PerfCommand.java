@@ -49,10 +49,10 @@ public final class PerfCommand implements Callable<Integer> {
     }
 
     /** {@code -A} in any case. */
-    static final class AtomicConverter implements CommandLine.ITypeConverter<PerfTest.AtomicOp> {
+    static final class AtomicConverter implements CommandLine.ITypeConverter<PerfKind.AtomicOp> {
         @Override
-        public PerfTest.AtomicOp convert(String value) {
-            return PerfTest.AtomicOp.valueOf(value.toUpperCase(java.util.Locale.ROOT));
+        public PerfKind.AtomicOp convert(String value) {
+            return PerfKind.AtomicOp.valueOf(value.toUpperCase(java.util.Locale.ROOT));
         }
     }
 
@@ -130,7 +130,7 @@ public final class PerfCommand implements Callable<Integer> {
     @Option(names = {"-A", "--atomic_type"}, paramLabel = "CMP_AND_SWAP|FETCH_AND_ADD",
             defaultValue = "FETCH_AND_ADD", converter = AtomicConverter.class,
             description = "type of atomic operation (default FETCH_AND_ADD)")
-    PerfTest.AtomicOp atomic;
+    PerfKind.AtomicOp atomic;
 
     @Option(names = {"-F", "--CPU-freq"}, description = "accepted for perftest's sake, no effect (the tool measures "
             + "with System.nanoTime, not CPU cycles)")
@@ -219,13 +219,13 @@ public final class PerfCommand implements Callable<Integer> {
      * @throws ParameterException for a usage error (picocli prints it with the usage, exit status 1)
      */
     PerfParameters parameters() {
-        PerfTest t;
+        PerfKind t;
         try {
-            t = PerfTest.of(test);
+            t = PerfKind.of(test);
         } catch (IllegalArgumentException e) {
             throw usage(e.getMessage());
         }
-        boolean atomicTest = t.verb() == PerfTest.Verb.ATOMIC;
+        boolean atomicTest = t.verb() == PerfKind.Verb.ATOMIC;
         if (duration != null && (all || iters != null)) {
             throw usage("-D cannot be combined with " + (all ? "-a" : "-n"));
         }

@@ -96,7 +96,7 @@ final class PerfLoops implements AutoCloseable {
         boolean stamps = !p.test().isLatency() && p.duration() == 0 && total <= PerfResults.MAX_TIMESTAMPS;
         this.posted = stamps ? new long[(int) total] : null;
         this.completed = stamps ? new long[(int) total] : null;
-        this.receives = p.test() == PerfTest.SEND_LAT || (p.test() == PerfTest.SEND_BW && !client);
+        this.receives = p.test() == PerfKind.SEND_LAT || (p.test() == PerfKind.SEND_BW && !client);
         int q = qps.size();
         this.signaled = new SendBatch[q];
         this.unsignaled = new SendBatch[q];
@@ -476,8 +476,8 @@ final class PerfLoops implements AutoCloseable {
     private Object oneSidedLatency(int size, long n, long deadline, boolean record) throws PerfException {
         QueuePair qp = qps[0];
         RemoteRegion remote = remotes[0];
-        boolean atomic = p.test().verb() == PerfTest.Verb.ATOMIC;
-        boolean cas = p.atomic() == PerfTest.AtomicOp.CMP_AND_SWAP;
+        boolean atomic = p.test().verb() == PerfKind.Verb.ATOMIC;
+        boolean cas = p.atomic() == PerfKind.AtomicOp.CMP_AND_SWAP;
         long s = 0;
         long first = 0;
         long prev = 0;
@@ -536,7 +536,7 @@ final class PerfLoops implements AutoCloseable {
         int q = qps.length;
         int cqMod = p.cqMod();
         int depth = p.txDepth();
-        boolean inl = size <= inline && p.test().verb() != PerfTest.Verb.READ;
+        boolean inl = size <= inline && p.test().verb() != PerfKind.Verb.READ;
         boolean stamps = record && posted != null;
         for (int i = 0; i < q; i++) {
             scnt[i] = 0;

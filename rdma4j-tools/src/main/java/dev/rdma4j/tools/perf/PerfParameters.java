@@ -39,9 +39,9 @@ import java.util.Locale;
  *                   size, and both sides around each look of a spin on memory (see {@link InstructionMarks}), or
  *                   {@code null}
  */
-public record PerfParameters(PerfTest test, String host, String device, int ibPort, int gidIndex, int tcpPort,
+public record PerfParameters(PerfKind test, String host, String device, int ibPort, int gidIndex, int tcpPort,
         List<Long> sizes, long iterations, int duration, int qps, int txDepth, int rxDepth, int inline, long warmup,
-        int warmupSeconds, int connectSeconds, PerfTest.AtomicOp atomic, PollingMode mode, boolean gbits, Path json, Path plot, long byteBudget,
+        int warmupSeconds, int connectSeconds, PerfKind.AtomicOp atomic, PollingMode mode, boolean gbits, Path json, Path plot, long byteBudget,
         Path icountMarks) {
 
     /**
@@ -144,7 +144,7 @@ public record PerfParameters(PerfTest test, String host, String device, int ibPo
                 : sizes.getFirst() + ".." + sizes.getLast();
         return String.format(Locale.ROOT, "%s -s %s -n %d -D %d -q %d -t %d -r %d --warmup %d%s", test.cliName(), s,
                 iterations, duration, qps, txDepth, rxDepth, warmup,
-                test.verb() == PerfTest.Verb.ATOMIC ? " -A " + atomic : "");
+                test.verb() == PerfKind.Verb.ATOMIC ? " -A " + atomic : "");
     }
 
     /**
@@ -154,6 +154,6 @@ public record PerfParameters(PerfTest test, String host, String device, int ibPo
      */
     public String completionMode() {
         return mode == null ? "busy polling the CQ" : "CompletionEngine " + mode
-                + (test == PerfTest.SEND_LAT && duration == 0 ? " (the loop runs in its completion handler)" : "");
+                + (test == PerfKind.SEND_LAT && duration == 0 ? " (the loop runs in its completion handler)" : "");
     }
 }

@@ -55,7 +55,7 @@ public final class PerfReport {
         l.add(f(" Number of qps   : %d\t\tTransport type : IB", p.qps()));
         l.add(" Connection type : RC\t\tUsing SRQ      : OFF");
         l.add(f(" TX depth        : %d", p.txDepth()));
-        if (p.test().verb() == PerfTest.Verb.SEND) {
+        if (p.test().verb() == PerfKind.Verb.SEND) {
             l.add(f(" RX depth        : %d", p.rxDepth()));
         }
         if (!p.test().isLatency()) {
@@ -190,7 +190,7 @@ public final class PerfReport {
         b.append("{\n  \"test\": \"").append(p.test().cliName()).append("\",\n");
         b.append("  \"side\": \"").append(p.isClient() ? "client" : "server").append("\",\n");
         b.append("  \"device\": \"").append(escape(s.device())).append("\",\n");
-        if (p.test().verb() == PerfTest.Verb.ATOMIC) {
+        if (p.test().verb() == PerfKind.Verb.ATOMIC) {
             b.append("  \"atomic\": \"").append(p.atomic()).append("\",\n");
         }
         b.append(f("  \"qps\": %d,\n  \"tx_depth\": %d,\n  \"inline\": %d,\n  \"mtu\": %d,\n", p.qps(), p.txDepth(),

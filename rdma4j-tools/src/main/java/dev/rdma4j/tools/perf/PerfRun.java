@@ -83,7 +83,7 @@ final class PerfRun {
             PortAttributes port = verb("Couldn't query port " + p.ibPort(), () -> ctx.queryPort(p.ibPort()));
             DeviceAttributes attrs = verb("Couldn't query device", ctx::queryDevice);
             int reads = Math.max(1, Math.min(16, Math.min(attrs.maxQpRdAtom(), attrs.maxQpInitRdAtom())));
-            boolean sends = p.test().verb() == PerfTest.Verb.SEND;
+            boolean sends = p.test().verb() == PerfKind.Verb.SEND;
             for (int i = 0; i < p.qps(); i++) {
                 QueuePair qp = verb("Couldn't create QP", () -> QueuePair.builder(pd, QpType.RC)
                         .completionQueue(cq.queue()).capacity(p.txDepth(), sends ? p.rxDepth() : 1).maxSge(1, 1)
@@ -214,7 +214,7 @@ final class PerfRun {
 
     private int cqEntries() {
         int sends = p.qps() * p.txDepth();
-        return sends + (p.test().verb() == PerfTest.Verb.SEND ? p.qps() * p.rxDepth() : 0) + 1;
+        return sends + (p.test().verb() == PerfKind.Verb.SEND ? p.qps() * p.rxDepth() : 0) + 1;
     }
 
     /** The client connects (retrying while the server is not listening yet), the server accepts one client. */

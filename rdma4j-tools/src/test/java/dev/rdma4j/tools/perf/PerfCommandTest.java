@@ -21,7 +21,7 @@ class PerfCommandTest {
     @Test
     void latencyDefaultsAreThoseOfPerftest() {
         PerfParameters p = parse("send_lat");
-        assertThat(p.test()).isEqualTo(PerfTest.SEND_LAT);
+        assertThat(p.test()).isEqualTo(PerfKind.SEND_LAT);
         assertThat(p.isClient()).isFalse();
         assertThat(p.sizes()).containsExactly(2L);
         assertThat(p.iterations()).isEqualTo(1000);
@@ -118,11 +118,11 @@ class PerfCommandTest {
     @Test
     void atomics() {
         PerfParameters p = parse("atomic_lat", "-A", "cmp_and_swap");
-        assertThat(p.atomic()).isEqualTo(PerfTest.AtomicOp.CMP_AND_SWAP);
+        assertThat(p.atomic()).isEqualTo(PerfKind.AtomicOp.CMP_AND_SWAP);
         assertThat(p.sizes()).containsExactly(8L);
-        assertThat(parse("atomic_lat").atomic()).isEqualTo(PerfTest.AtomicOp.FETCH_AND_ADD);
+        assertThat(parse("atomic_lat").atomic()).isEqualTo(PerfKind.AtomicOp.FETCH_AND_ADD);
         assertThat(parse("atomic_lat", "-a").sizes()).containsExactly(8L);
-        assertThat(PerfTest.ATOMIC_LAT.title(PerfTest.AtomicOp.CMP_AND_SWAP)).isEqualTo(
+        assertThat(PerfKind.ATOMIC_LAT.title(PerfKind.AtomicOp.CMP_AND_SWAP)).isEqualTo(
                 "Atomic CMP_AND_SWAP Latency Test");
         assertThatThrownBy(() -> parse("atomic_lat", "-s", "16")).isInstanceOf(ParameterException.class);
     }
@@ -155,13 +155,13 @@ class PerfCommandTest {
 
     @Test
     void testNamesAcceptPerftestsSpelling() {
-        assertThat(PerfTest.of("ib_write_bw")).isEqualTo(PerfTest.WRITE_BW);
-        assertThat(PerfTest.of("READ-LAT")).isEqualTo(PerfTest.READ_LAT);
-        assertThat(PerfTest.WRITE_LAT.rttFactor()).isEqualTo(2);
-        assertThat(PerfTest.READ_LAT.rttFactor()).isEqualTo(1);
-        assertThat(PerfTest.ATOMIC_LAT.rttFactor()).isEqualTo(1);
-        assertThat(PerfTest.SEND_BW.serverReports()).isTrue();
-        assertThat(PerfTest.WRITE_BW.serverReports()).isFalse();
+        assertThat(PerfKind.of("ib_write_bw")).isEqualTo(PerfKind.WRITE_BW);
+        assertThat(PerfKind.of("READ-LAT")).isEqualTo(PerfKind.READ_LAT);
+        assertThat(PerfKind.WRITE_LAT.rttFactor()).isEqualTo(2);
+        assertThat(PerfKind.READ_LAT.rttFactor()).isEqualTo(1);
+        assertThat(PerfKind.ATOMIC_LAT.rttFactor()).isEqualTo(1);
+        assertThat(PerfKind.SEND_BW.serverReports()).isTrue();
+        assertThat(PerfKind.WRITE_BW.serverReports()).isFalse();
     }
 
     @Test

@@ -3,10 +3,10 @@ package dev.rdma4j.tools.perf;
 import java.util.Locale;
 
 /**
- * The tests of {@code rdma4j perf}, each with the meaning of perftest's {@code ib_*} tool of the same name:
- * what it measures, how a latency is derived from a round trip, its defaults and which side prints results.
+ * The kinds of test of {@code rdma4j perf}, each with the meaning of perftest's {@code ib_*} tool of the same
+ * name: what it measures, how a latency is derived from a round trip, its defaults and which side prints results.
  */
-public enum PerfTest {
+public enum PerfKind {
     /** {@code ib_send_lat}: send/receive ping-pong; half a round trip; both sides report. */
     SEND_LAT("Send Latency Test", Verb.SEND, true),
     /** {@code ib_send_bw}: streams of sends into posted receives; both sides report. */
@@ -38,7 +38,7 @@ public enum PerfTest {
     private final Verb verb;
     private final boolean latency;
 
-    PerfTest(String title, Verb verb, boolean latency) {
+    PerfKind(String title, Verb verb, boolean latency) {
         this.title = title;
         this.verb = verb;
         this.latency = latency;
@@ -60,12 +60,12 @@ public enum PerfTest {
      * @return the test
      * @throws IllegalArgumentException for an unknown name
      */
-    public static PerfTest of(String name) {
+    public static PerfKind of(String name) {
         String n = name.toLowerCase(Locale.ROOT).replace('-', '_');
         if (n.startsWith("ib_")) {
             n = n.substring(3);
         }
-        for (PerfTest t : values()) {
+        for (PerfKind t : values()) {
             if (t.cliName().equals(n)) {
                 return t;
             }
