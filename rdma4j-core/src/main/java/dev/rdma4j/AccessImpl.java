@@ -43,6 +43,16 @@ final class AccessImpl implements Access {
     }
 
     @Override
+    public int pollReadable(CompletionChannel ch, int ms, java.lang.foreign.MemorySegment pollfd) {
+        return ch.pollReadable(ms, pollfd);
+    }
+
+    @Override
+    public int epollCtl(CompletionChannel ch, int epfd, int op, long id, java.lang.foreign.MemorySegment scratch) {
+        return ch.epollCtl(epfd, op, id, scratch);
+    }
+
+    @Override
     public QpDriver driver(WorkCompletions wcs, int i) {
         return wcs.driver(i);
     }

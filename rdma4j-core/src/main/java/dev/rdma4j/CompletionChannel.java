@@ -171,6 +171,38 @@ public final class CompletionChannel extends NativeResource {
         }
     }
 
+    /**
+     * {@code poll(2)} on the fd for at most {@code ms}, the fd kept open meanwhile (a close waits for the return):
+     * the sleep of a caller that waits on a channel of its own CQ's. One thread at a time per {@code pollfd}.
+     *
+     * @return 1 when readable, 0 at the timeout, or -errno
+     * @throws IllegalStateException if the channel is closed or closing
+     */
+    int pollReadable(int ms, MemorySegment pollfd) {
+        acquire(false);
+        try {
+            return Libc.poll(fd, Libc.POLLIN, ms, pollfd);
+        } finally {
+            release(false);
+        }
+    }
+
+    /**
+     * {@code epoll_ctl(epfd, op, fd, EPOLLIN | EPOLLET)} with {@code id} as the event's data, the fd kept open
+     * meanwhile: an engine lending the channel to a waiting caller, or taking it back.
+     *
+     * @return 0 or -errno
+     * @throws IllegalStateException if the channel is closed or closing
+     */
+    int epollCtl(int epfd, int op, long id, MemorySegment scratch) {
+        acquire(false);
+        try {
+            return Libc.epollCtl(epfd, op, fd, Libc.EPOLLIN | Libc.EPOLLET, id, scratch);
+        } finally {
+            release(false);
+        }
+    }
+
     /** See {@link dev.rdma4j.internal.Timeouts}: negative refused, longer than {@code Long.MAX_VALUE} ns clamped. */
     static long nanos(java.time.Duration timeout) {
         return dev.rdma4j.internal.Timeouts.nanos(timeout);

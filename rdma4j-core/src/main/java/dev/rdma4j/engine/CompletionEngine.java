@@ -75,7 +75,10 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
     private final MemorySegment wakeRead = arena.allocate(ValueLayout.JAVA_LONG); // the engine thread's
     /** A wake-up is written and not yet consumed by the engine thread: further ones are coalesced. */
     private final AtomicBoolean wakePending = new AtomicBoolean();
-    /** Wake-up writes in progress, or {@link #WAKES_CLOSED}: the eventfd closes only when none is. */
+    /**
+     * Uses of the engine's fds by other threads in progress (wake-up writes, a blocking waiter's {@code epoll_ctl}),
+     * or {@link #WAKES_CLOSED}: the fds close only when none is.
+     */
     private final java.util.concurrent.atomic.AtomicInteger wakers = new java.util.concurrent.atomic.AtomicInteger();
     private final java.util.concurrent.atomic.AtomicLong wakeWrites = new java.util.concurrent.atomic.AtomicLong();
     private volatile Throwable terminationCause;
@@ -87,7 +90,7 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
     private final Map<CompletionQueue, Driven> drivenCqs = new java.util.concurrent.ConcurrentHashMap<>();
     private final CompletableFuture<Void> terminated = new CompletableFuture<>();
     private final java.util.concurrent.atomic.LongAdder callbackFailures = new java.util.concurrent.atomic.LongAdder();
-    /** Completions dispatched by callers in {@link #pollWhileWaiting}. */
+    /** Completions dispatched by callers in {@link #pollWhileWaiting} and {@link #blockWhileWaiting}. */
     private final java.util.concurrent.atomic.LongAdder byWaiters = new java.util.concurrent.atomic.LongAdder();
 
     // engine thread only
@@ -160,11 +163,32 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
          * millisecond.
          */
         boolean waitersRecently;
+        /**
+         * The queue's own completion channel ({@link #createCompletionQueueWithOwnChannel}), which a caller in
+         * {@link #blockWhileWaiting} sleeps on; null when the queue shares its context's channel.
+         */
+        final CompletionChannel own;
+        /** {@link #own}'s key among the engine's epoll sources. */
+        long ownId;
+        /**
+         * {@link #own} is out of the engine's epoll set, lent to blocking callers, who read its events (set and
+         * cleared under lock; the engine's turn reads it without).
+         */
+        volatile boolean channelOut;
+        /** A caller is in {@link #blockWhileWaiting} on this queue (one at a time). */
+        final AtomicBoolean blocking = new AtomicBoolean();
+        /** A blocking caller armed the queue and no event was read since (guarded by lock). */
+        boolean armedByCaller;
+        /** The blocking caller's {@code poll(2)} and {@code epoll_ctl} scratch (made at the first such wait). */
+        MemorySegment pollfd;
+        MemorySegment ctlScratch;
 
-        Driven(CompletionQueue cq, Consumer<WorkCompletion> fallback, CompletionHandler handler) {
+        Driven(CompletionQueue cq, Consumer<WorkCompletion> fallback, CompletionHandler handler,
+                CompletionChannel own) {
             this.cq = cq;
             this.fallback = fallback;
             this.handler = handler;
+            this.own = own;
         }
     }
 
@@ -277,17 +301,60 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
      */
     public CompletionQueue createCompletionQueueWithHandler(Context ctx, int minSize, CompletionHandler handler)
             throws VerbsException {
-        return create(ctx, minSize, null, java.util.Objects.requireNonNull(handler, "handler"));
+        return create(ctx, minSize, null, java.util.Objects.requireNonNull(handler, "handler"), false);
+    }
+
+    /**
+     * Like {@link #createCompletionQueue(Context, int)}, with a completion channel of the queue's own (one more fd)
+     * instead of the context's shared one: a caller that waits for its completions can then sleep on that
+     * channel itself ({@link #blockWhileWaiting}) and dispatch them on its own thread, the event loop of a C
+     * program, with no hand-off from the engine's thread. The channel closes with the queue.
+     *
+     * @param ctx     the context
+     * @param minSize the least number of entries
+     * @return the queue
+     * @throws VerbsException if a verb fails
+     * @throws IllegalStateException if the engine is closed or closing (also when the close races this call), or
+     *         externally driven and never turned
+     */
+    public CompletionQueue createCompletionQueueWithOwnChannel(Context ctx, int minSize) throws VerbsException {
+        return create(ctx, minSize, null, null, true);
     }
 
     private CompletionQueue create(Context ctx, int minSize, Consumer<WorkCompletion> fallback,
             CompletionHandler handler) throws VerbsException {
+        return create(ctx, minSize, fallback, handler, false);
+    }
+
+    private CompletionQueue create(Context ctx, int minSize, Consumer<WorkCompletion> fallback,
+            CompletionHandler handler, boolean ownChannel) throws VerbsException {
         ensureOpen();
-        CompletionChannel ch = channelFor(ctx);
-        CompletionQueue cq = ctx.createCompletionQueue(minSize, ch, 0);
+        CompletionChannel ch = ownChannel ? ctx.createCompletionChannel() : channelFor(ctx);
+        CompletionQueue cq;
+        try {
+            cq = ctx.createCompletionQueue(minSize, ch, 0);
+        } catch (VerbsException | RuntimeException e) {
+            if (ownChannel) {
+                ch.close();
+            }
+            throw e;
+        }
+        if (ownChannel) {
+            ch.closeWhenIdle(); // with its queue
+        }
         try {
             call(() -> {
-                Driven d = new Driven(cq, fallback, handler);
+                Driven d = new Driven(cq, fallback, handler, ownChannel ? ch : null);
+                if (ownChannel) {
+                    long id = nextSource++;
+                    int rc = ACCESS.epollCtl(ch, epfd, Libc.EPOLL_CTL_ADD, id, epollScratch);
+                    if (rc < 0) {
+                        throw new IllegalStateException(Native.fail("epoll_ctl", -rc, "completion channel")
+                                .getMessage());
+                    }
+                    d.ownId = id;
+                    sources.put(id, d);
+                }
                 driven.add(d);
                 drivenCqs.put(cq, d);
                 ACCESS.drive(cq, thread); // polling it by hand would race the engine: refused from now on
@@ -707,8 +774,8 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
     }
 
     /**
-     * How many completions callers waiting in {@link #pollWhileWaiting} polled and dispatched on their own threads
-     * (the rest were the engine thread's): how much of the work busy-polling waiters took over.
+     * How many completions callers waiting in {@link #pollWhileWaiting} or {@link #blockWhileWaiting} polled and
+     * dispatched on their own threads (the rest were the engine thread's): how much of the work waiters took over.
      *
      * @return the count since the engine was built
      */
@@ -752,6 +819,187 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
             }
         }
         return n;
+    }
+
+    /**
+     * Waits on this thread until {@code done} says so, asleep in the kernel on {@code cq}'s own completion channel
+     * and dispatching its completions here: {@code poll(2)} on the channel, {@code ibv_get_cq_event},
+     * {@code ibv_poll_cq}, {@code ibv_req_notify_cq} when it is empty, as a C program's event loop does, with no
+     * hand-off from the engine's thread (in a ping-pong that hand-off, a wake-up of the engine and then of the
+     * waiter, costs more than the rest of the round trip's software). For a blocking call of a connection that
+     * waits for its own state (a message in its inbox, a send's buffer), in {@link PollingMode#EVENT} mode.
+     *
+     * <p>The engine lends the channel: the first such wait takes it out of the engine's epoll set, and the engine,
+     * which then looks at the queue every 1 to 8 ms, takes it back about a millisecond after the last waiter left
+     * (completions that come between waits are dispatched by the next wait, or at that look). One caller waits
+     * here at a time; the sleep is cut into slices of at most 50 ms, between which an interrupt, a close of the
+     * queue or of the engine is noticed. Nothing is allocated per wait.
+     *
+     * @param cq           a completion queue of this engine's made by {@link #createCompletionQueueWithOwnChannel}
+     * @param done         true once the caller's wait is over; asked after each poll, it must be cheap and must not
+     *                     block
+     * @param timeoutNanos the longest wait
+     * @return true once {@code done}; false at the deadline, or at once or later when waiting here cannot go on:
+     *         the engine is not in event mode, the queue has no channel of its own or is busy-polled, another
+     *         caller waits on it, the queue or the engine is closing. The caller then waits the usual way.
+     * @throws InterruptedException     if the thread is interrupted
+     * @throws IllegalArgumentException if this engine does not drive {@code cq}
+     * @throws IllegalStateException    on the engine's thread (it would wait for itself)
+     */
+    public boolean blockWhileWaiting(CompletionQueue cq, java.util.function.BooleanSupplier done, long timeoutNanos)
+            throws InterruptedException {
+        java.util.Objects.requireNonNull(done, "done");
+        Driven d = drivenCqs.get(cq);
+        if (d == null) {
+            throw new IllegalArgumentException(cq + " is not driven by this engine");
+        }
+        refuseBlockingOnEngineThread("CompletionEngine.blockWhileWaiting");
+        if (d.own == null || mode != PollingMode.EVENT || d.busy || d.blocking.get()
+                || !d.blocking.compareAndSet(false, true)) {
+            return false;
+        }
+        long start = System.nanoTime();
+        d.waiters.incrementAndGet();
+        try {
+            boolean readable = false;
+            for (;;) {
+                if (done.getAsBoolean()) {
+                    return true;
+                }
+                if (Thread.interrupted()) {
+                    throw new InterruptedException();
+                }
+                if (!running) {
+                    return false;
+                }
+                int n = blockerStep(d, readable);
+                readable = false;
+                if (n < 0) {
+                    return false;
+                }
+                if (n > 0) {
+                    continue; // dispatched something: done, perhaps
+                }
+                if (done.getAsBoolean()) {
+                    return true;
+                }
+                long left = timeoutNanos - (System.nanoTime() - start);
+                if (left <= 0) {
+                    return false;
+                }
+                int ms = (int) Math.min(BLOCK_SLICE_MILLIS, Math.max(1, (left + 999_999) / 1_000_000));
+                int rc;
+                try {
+                    rc = ACCESS.pollReadable(d.own, ms, d.pollfd);
+                } catch (IllegalStateException closed) {
+                    return false;
+                }
+                if (rc < 0 && -rc != Libc.EINTR) {
+                    return false;
+                }
+                readable = rc > 0;
+            }
+        } finally {
+            d.blocking.set(false);
+            if (d.waiters.decrementAndGet() == 0) {
+                d.lastLeft = System.nanoTime() | 1;
+            }
+            if (d.cq.isClosed() || !running) {
+                closeCallerBatch(d);
+            }
+        }
+    }
+
+    /** The longest sleep of {@link #blockWhileWaiting} between looks at an interrupt or a close (ms). */
+    private static final int BLOCK_SLICE_MILLIS = 50;
+
+    /**
+     * One step of a blocking waiter, the queue's lock held: borrow the channel (first time), read its events when
+     * it was reported readable, poll and dispatch; when the queue is empty, arm it and poll once more.
+     *
+     * @return completions dispatched; 0: empty and armed, sleep; -1: waiting here cannot go on
+     */
+    private int blockerStep(Driven d, boolean readable) {
+        d.lock.lock(); // held by others only for a poll or a drain
+        try {
+            if (!d.channelOut && !borrow(d)) {
+                return -1;
+            }
+            if (readable) {
+                for (boolean first = true;; first = false) {
+                    CompletionQueue q;
+                    try {
+                        q = d.own.nextEvent(first);
+                    } catch (IllegalStateException | VerbsException closedOrFailed) {
+                        return -1;
+                    }
+                    if (q == null) {
+                        break;
+                    }
+                    d.armedByCaller = false;
+                    if (++d.eventsSinceAck >= ACK_BATCH) {
+                        q.acknowledgeEvents();
+                        d.eventsSinceAck = 0;
+                    }
+                }
+            }
+            int n = pollAsCaller(d);
+            if (n != 0 || d.armedByCaller) {
+                return n;
+            }
+            try {
+                d.cq.requestNotification(false);
+            } catch (VerbsException | IllegalStateException e) {
+                return -1; // the engine meets it too (broken, pruned)
+            }
+            d.armedByCaller = true;
+            return pollAsCaller(d); // what completed before the arming
+        } finally {
+            d.lock.unlock();
+        }
+    }
+
+    /**
+     * Takes the queue's own channel out of the engine's epoll set for blocking waiters (lock held) and wakes the
+     * engine, which from then on looks at the queue now and then and takes the channel back once they are gone.
+     */
+    private boolean borrow(Driven d) {
+        if (d.pollfd == null) {
+            Arena auto = Arena.ofAuto();
+            d.pollfd = auto.allocate(Libc.POLLFD);
+            d.ctlScratch = auto.allocate(Libc.EPOLL_EVENT);
+        }
+        if (!enterFds()) {
+            return false; // the engine is closing its fds
+        }
+        int rc;
+        try {
+            rc = ACCESS.epollCtl(d.own, epfd, Libc.EPOLL_CTL_DEL, d.ownId, d.ctlScratch);
+        } catch (IllegalStateException closed) {
+            return false;
+        } finally {
+            wakers.decrementAndGet();
+        }
+        if (rc < 0) {
+            return false;
+        }
+        d.channelOut = true;
+        d.armedByCaller = false; // whatever the engine armed may have fired into the engine's hands already
+        wake();
+        return true;
+    }
+
+    /** Counts a use of the engine's fds ({@link #wakers}): false once they are closing. */
+    private boolean enterFds() {
+        for (;;) {
+            int w = wakers.get();
+            if (w < 0) {
+                return false; // the engine thread is past its loop and closing its fds
+            }
+            if (wakers.compareAndSet(w, w + 1)) {
+                return true;
+            }
+        }
     }
 
     /** Frees a pruned queue's batch of its waiting callers (none waits any more: its queue is closed). */
@@ -864,14 +1112,8 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
         if (wakePending.get() || !wakePending.compareAndSet(false, true)) {
             return;
         }
-        for (;;) {
-            int w = wakers.get();
-            if (w < 0) {
-                return; // the engine thread is past its loop and closing the eventfd
-            }
-            if (wakers.compareAndSet(w, w + 1)) {
-                break;
-            }
+        if (!enterFds()) {
+            return;
         }
         try {
             Libc.write(wakeFd, wakeOne, 8);
@@ -1035,7 +1277,7 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
                 }
             } else if (d.busy) {
                 drain(d); // no event needed: its completions are taken as soon as they are there
-            } else if (d.waitersRecently) {
+            } else if (d.waitersRecently || d.channelOut) {
                 if (!armAndDrain(d)) { // the waiters have been gone a millisecond: armed again, or next turn
                     d.ready = true;
                     backlog = true;
@@ -1156,6 +1398,8 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
             Object src = sources.get(id);
             if (src instanceof CompletionChannel ch) {
                 takeChannelEvents(ch);
+            } else if (src instanceof Driven d) {
+                takeOwnChannelEvents(d);
             } else if (src instanceof Watched w) {
                 runWatched(id, w.onReadable());
             }
@@ -1191,6 +1435,45 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
     }
 
     /**
+     * The events of a queue's own channel, unless blocking callers have it (they read them). When a caller holds
+     * the queue for a moment the events stay unread and the queue is marked ready: its turn arms and drains it
+     * (or leaves it to its waiters), and the next event reports the fd again.
+     */
+    private void takeOwnChannelEvents(Driven d) {
+        if (d.channelOut) {
+            return;
+        }
+        if (!d.lock.tryLock()) {
+            d.ready = true;
+            return;
+        }
+        try {
+            if (d.channelOut) {
+                return;
+            }
+            for (boolean reported = true;; reported = false) {
+                CompletionQueue cq;
+                try {
+                    cq = d.own.nextEvent(reported);
+                } catch (IllegalStateException | VerbsException closedOrFailed) {
+                    return; // the queue closed with it: pruned
+                }
+                if (cq == null) {
+                    return;
+                }
+                d.ready = true;
+                d.armedByCaller = false;
+                if (++d.eventsSinceAck >= ACK_BATCH) {
+                    cq.acknowledgeEvents();
+                    d.eventsSinceAck = 0;
+                }
+            }
+        } finally {
+            d.lock.unlock();
+        }
+    }
+
+    /**
      * Drain, re-arm, drain again: the second drain closes the lost-wake-up window.
      *
      * @return true when the CQ was left empty and armed; false when its budget ran out first
@@ -1218,6 +1501,9 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
             return false; // a caller is leaving it (arming, polling): again next turn, without waiting
         }
         try {
+            if (d.channelOut && !takeBack(d)) {
+                return true; // its channel closed with the queue: pruned
+            }
             if (!drainLocked(d)) {
                 return false;
             }
@@ -1233,6 +1519,22 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
         } finally {
             d.lock.unlock();
         }
+    }
+
+    /** Puts a lent channel back into the epoll set (lock held; an event already pending is reported at once). */
+    private boolean takeBack(Driven d) {
+        int rc;
+        try {
+            rc = ACCESS.epollCtl(d.own, epfd, Libc.EPOLL_CTL_ADD, d.ownId, epollScratch);
+        } catch (IllegalStateException closed) {
+            return false;
+        }
+        if (rc < 0) {
+            broken(d, Native.fail("epoll_ctl", -rc, "completion channel of " + d.cq));
+            return false;
+        }
+        d.channelOut = false;
+        return true;
     }
 
     /**
@@ -1348,6 +1650,9 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
     private boolean forgetIfDead(Driven d) {
         if (d.broken || d.cq.isClosed()) {
             drivenCqs.remove(d.cq);
+            if (d.own != null) {
+                sources.remove(d.ownId);
+            }
             closeCallerBatch(d);
             if (d.waitersRecently) {
                 d.waitersRecently = false;

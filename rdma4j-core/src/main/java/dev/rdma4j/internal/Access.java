@@ -84,6 +84,12 @@ public interface Access {
     /** rdma_cm moved the QP itself (connect/accept/disconnect). */
     void stateChanged(QueuePair qp, QpState state);
 
+    /** {@code poll(2)} on a completion channel's fd, kept open meanwhile; 1, 0 or -errno. */
+    int pollReadable(dev.rdma4j.CompletionChannel ch, int ms, MemorySegment pollfd);
+
+    /** {@code epoll_ctl} of a completion channel's fd ({@code EPOLLIN | EPOLLET}), kept open meanwhile; 0 or -errno. */
+    int epollCtl(dev.rdma4j.CompletionChannel ch, int epfd, int op, long id, MemorySegment scratch);
+
     /** Set once by dev.rdma4j's initialisation. */
     static Access get() {
         Holder.init();

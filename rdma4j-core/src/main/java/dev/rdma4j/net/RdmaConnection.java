@@ -59,8 +59,10 @@ import java.util.concurrent.locks.ReentrantLock;
  * for a client, its engine and device); receives waiting in other threads fail with
  * {@link AsynchronousCloseException}, later calls with {@link IllegalStateException}.
  *
- * <p>Threading: thread-safe. Futures complete on the engine thread (or, as it fails them, on the thread that
- * closes): continuations attached to them must not block, and the blocking methods and {@link #close()}
+ * <p>Threading: thread-safe. Futures complete on the thread that dispatches the connection's completions: the
+ * engine's, or a caller's that waits in a blocking method (it polls the connection's CQ itself, asleep on the CQ's
+ * own completion channel in event mode, spinning with {@link RdmaOptions#busyPoll()}), or, as it fails them, the
+ * thread that closes. Continuations attached to them must not block, and the blocking methods and {@link #close()}
  * refuse to run there. Sends are posted in the order they were called (those
  * beyond the send buffers wait, copied, in order).
  */
@@ -84,7 +86,7 @@ public final class RdmaConnection implements AutoCloseable {
     /** Signalled when a message goes to the inbox while a blocking receiver waits, and when receiving ends. */
     private final java.util.concurrent.locks.Condition arrived = lock.newCondition();
     /** Blocking receivers waiting on {@link #arrived} (guarded by lock). */
-    private int sleepers;
+    private volatile int sleepers;
     /** Why receiving ended, once it did (written under lock). */
     private volatile Throwable ended;
     /** Whether a blocking receiver may stop polling: a message, the end, or the close (made once). */
@@ -190,7 +192,8 @@ public final class RdmaConnection implements AutoCloseable {
                 receiveViews[i] = recvRegion.segment().asSlice((long) i * size, size).asReadOnly();
             }
             // room for twice the send queue: a device may grant more than asked, and the caller's own requests
-            CompletionQueue cq = own(engine.createCompletionQueue(pd.context(),
+            // a channel of its own: a blocking receive sleeps on it and polls the CQ itself (no engine hand-off)
+            CompletionQueue cq = own(engine.createCompletionQueueWithOwnChannel(pd.context(),
                     2 * (sends + EXTRA_SENDS) + receives));
             recvCq = cq;
             sendCq = cq;
@@ -550,7 +553,7 @@ public final class RdmaConnection implements AutoCloseable {
             if (left <= 0) {
                 throw receiveTimeout(timeout);
             }
-            if (options.busyPoll() && recvCq != null && waitPolling(left)) {
+            if (recvCq != null && waitHere(left)) {
                 continue; // something came (or the end): take it, or find it taken by another receiver
             }
             lock.lock();
@@ -609,14 +612,34 @@ public final class RdmaConnection implements AutoCloseable {
     }
 
     /**
-     * {@link RdmaOptions#busyPoll()}: polls the receive CQ on this thread until a message or the end is there, at
-     * most {@code nanos}. False when polling here could not go on (the usual wait takes over).
+     * Waits on this thread, dispatching the receive CQ's completions here, until a message or the end is there, at
+     * most {@code nanos}: spinning with {@link RdmaOptions#busyPoll()}, else asleep on the CQ's own channel
+     * ({@link CompletionEngine#blockWhileWaiting}; one receiver at a time, the others wait for the inbox and one of
+     * them is woken to take over when this one leaves). False when waiting here could not go on (the usual wait
+     * takes over).
      */
-    private boolean waitPolling(long nanos) throws InterruptedException {
+    private boolean waitHere(long nanos) throws InterruptedException {
         try {
-            return engine.pollWhileWaiting(recvCq, receivable, nanos);
+            if (options.busyPoll()) {
+                return engine.pollWhileWaiting(recvCq, receivable, nanos);
+            }
+            boolean got = engine.blockWhileWaiting(recvCq, receivable, nanos);
+            if (got && sleepers > 0) {
+                wakeSleeper(); // only after a wait here: two receivers refused at once must not wake each other
+            }
+            return got;
         } catch (IllegalArgumentException | IllegalStateException closedMeanwhile) {
             return false; // the queue was closed (the engine forgot it) or the engine is closing
+        }
+    }
+
+    /** Wakes a receiver that waits for the inbox: it takes over the wait on the channel. */
+    private void wakeSleeper() {
+        lock.lock();
+        try {
+            arrived.signal();
+        } finally {
+            lock.unlock();
         }
     }
 
@@ -750,7 +773,7 @@ public final class RdmaConnection implements AutoCloseable {
             sent(slot, e); // fails f, hands the buffer on
         }
         CompletableFuture<Void> waited = f;
-        await(f, pollWhileWaiting(sendCq, f, t), "send",
+        await(f, waitHere(sendCq, f, t), "send",
                 () -> new WorkRequestTimeoutException("send", t, !dropPending(waited)));
     }
 
@@ -776,18 +799,24 @@ public final class RdmaConnection implements AutoCloseable {
     }
 
     /**
-     * With {@link RdmaOptions#busyPoll()}: waits for {@code f} polling {@code cq} on this thread
-     * ({@link CompletionEngine#pollWhileWaiting}), no wake-up or hand-off. Returns what is left of {@code timeout}
-     * for the usual wait, which takes over when {@code f} is not done (the deadline, or the queue closed).
+     * Waits for {@code f} dispatching {@code cq}'s completions on this thread, no wake-up or hand-off: polling with
+     * {@link RdmaOptions#busyPoll()} ({@link CompletionEngine#pollWhileWaiting}), else asleep on the CQ's own channel
+     * ({@link CompletionEngine#blockWhileWaiting}). Returns what is left of {@code timeout} for the usual wait,
+     * which takes over when {@code f} is not done (the deadline, another thread waits on the channel, or the
+     * queue closed).
      */
-    private Duration pollWhileWaiting(CompletionQueue cq, CompletableFuture<?> f, Duration timeout) {
-        if (!options.busyPoll() || cq == null || f.isDone()) {
+    private Duration waitHere(CompletionQueue cq, CompletableFuture<?> f, Duration timeout) {
+        if (cq == null || f.isDone()) {
             return timeout;
         }
         long start = System.nanoTime();
         long nanos = Timeouts.nanos(timeout);
         try {
-            engine.pollWhileWaiting(cq, f, nanos);
+            if (options.busyPoll()) {
+                engine.pollWhileWaiting(cq, f, nanos);
+            } else {
+                engine.blockWhileWaiting(cq, f::isDone, nanos);
+            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt(); // the wait below sees it, and cancels f as it would have
         } catch (IllegalArgumentException | IllegalStateException closedMeanwhile) {

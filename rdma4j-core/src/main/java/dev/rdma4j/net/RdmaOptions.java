@@ -338,10 +338,13 @@ public final class RdmaOptions {
         /**
          * Busy polling by the waiting caller (default false): a blocking call that waits ({@code receive}, a
          * {@code send} waiting for a buffer) polls the connection's completion queue on its own thread
-         * ({@code ibv_poll_cq}, {@link CompletionEngine#pollWhileWaiting}) instead of sleeping until the engine's
-         * thread wakes it: no interrupt, no wake-up, no hand-off between threads; the waiting thread spins, as a C
-         * program polls its own CQ. The engine's thread handles what completes while nobody waits (polling every
-         * millisecond while waiters come and go, so without a wake-up per completion). The futures
+         * ({@code ibv_poll_cq}, {@link CompletionEngine#pollWhileWaiting}) instead of sleeping on the connection's
+         * completion channel: no interrupt, no wake-up; the waiting thread spins, as a C program polls its own CQ.
+         * Without it (the default, with an engine in event mode) the waiting thread sleeps on the connection's own
+         * completion channel and polls the CQ itself when woken ({@link CompletionEngine#blockWhileWaiting}), as a
+         * C program in event mode does: no hand-off between threads either way. The engine's thread handles what
+         * completes while nobody waits (looking every 1 to 8 ms while waiters come and go, so without a wake-up
+         * per completion). The futures
          * ({@code receiveAsync}, ...) complete on the engine thread as before: for them, give the options an
          * engine in {@link dev.rdma4j.engine.PollingMode#BUSY_POLL} ({@link #engine}).
          *

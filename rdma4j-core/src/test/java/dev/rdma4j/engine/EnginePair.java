@@ -33,11 +33,18 @@ final class EnginePair implements AutoCloseable {
     }
 
     EnginePair(PollingMode mode, int depth, int rnrRetry) throws VerbsException {
+        this(mode, depth, rnrRetry, false);
+    }
+
+    /** @param ownChannels CQs with a completion channel each ({@link CompletionEngine#createCompletionQueueWithOwnChannel}) */
+    EnginePair(PollingMode mode, int depth, int rnrRetry, boolean ownChannels) throws VerbsException {
         ctx = TestDevice.device().open();
         engine = CompletionEngine.builder().mode(mode).name("test-engine-" + mode).build();
         pd = ctx.allocateProtectionDomain();
-        cqA = engine.createCompletionQueue(ctx, 2 * depth);
-        cqB = engine.createCompletionQueue(ctx, 2 * depth);
+        cqA = ownChannels ? engine.createCompletionQueueWithOwnChannel(ctx, 2 * depth)
+                : engine.createCompletionQueue(ctx, 2 * depth);
+        cqB = ownChannels ? engine.createCompletionQueueWithOwnChannel(ctx, 2 * depth)
+                : engine.createCompletionQueue(ctx, 2 * depth);
         QueuePair qa = QueuePair.builder(pd, QpType.RC).completionQueue(cqA).capacity(depth, depth).build();
         QueuePair qb = QueuePair.builder(pd, QpType.RC).completionQueue(cqB).capacity(depth, depth).build();
         QpEndpoint ea = qa.localEndpoint(100);

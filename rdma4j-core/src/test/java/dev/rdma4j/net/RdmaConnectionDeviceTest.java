@@ -55,6 +55,23 @@ class RdmaConnectionDeviceTest {
         }
     }
 
+    /**
+     * Whether {@code t} waits: parked (for the inbox), or asleep in {@code poll(2)} on its connection's completion
+     * channel (a blocking receive in event mode).
+     */
+    private static boolean waiting(Thread t) {
+        Thread.State state = t.getState();
+        if (state == Thread.State.WAITING || state == Thread.State.TIMED_WAITING) {
+            return true;
+        }
+        for (StackTraceElement e : t.getStackTrace()) {
+            if (e.getMethodName().equals("pollReadable")) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /** A server and one connection to it: {@code [client, server side]}, closed by the test. */
     private static RdmaConnection[] pair(RdmaServer server, RdmaOptions client) throws Exception {
         CompletableFuture<RdmaConnection> accepted = server.acceptAsync();
@@ -153,8 +170,8 @@ class RdmaConnectionDeviceTest {
                     }
                 });
                 long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(T);
-                while (t.getState() != Thread.State.WAITING && t.getState() != Thread.State.TIMED_WAITING) {
-                    assertThat(System.nanoTime()).as("the receiver parks").isLessThan(deadline);
+                while (!waiting(t)) {
+                    assertThat(System.nanoTime()).as("the receiver waits").isLessThan(deadline);
                     Thread.yield();
                 }
                 s.close();
@@ -483,6 +500,82 @@ class RdmaConnectionDeviceTest {
                     }
                 }
                 assertThatThrownBy(() -> s.receive(Duration.ofSeconds(T))).isInstanceOf(EOFException.class);
+            }
+        }
+    }
+    /**
+     * Event mode (the default): a blocking receive sleeps on its connection's own completion channel and takes the
+     * completions itself (the engine's thread hands none over), so a ping-pong's completions are mostly dispatched
+     * by the waiting threads; then two threads receiving on one connection share a stream, each message exactly
+     * once, and both see its end (one waits on the channel, the other for the inbox, and takes over).
+     */
+    @ParameterizedTest
+    @EnumSource(RdmaOptions.Exchange.class)
+    void blockingReceiversTakeTheCompletionsThemselvesInEventMode(RdmaOptions.Exchange exchange) throws Exception {
+        RdmaOptions o = options(exchange).sendBuffers(4).receiveBuffers(64).build();
+        try (RdmaServer server = RdmaServer.listen(address(), o)) {
+            RdmaConnection[] p = pair(server, o);
+            RdmaConnection c = p[0];
+            try (RdmaConnection s = p[1]) {
+                long before = c.engine().completionsByWaiters();
+                CompletableFuture<Integer> echoed = CompletableFuture.supplyAsync(() -> {
+                    int n = 0;
+                    try {
+                        for (; n < 200; n++) {
+                            try (Message m = s.receive()) {
+                                s.send(m.data());
+                            }
+                        }
+                        return n;
+                    } catch (IOException | InterruptedException e) {
+                        throw new java.util.concurrent.CompletionException(e);
+                    }
+                });
+                for (int i = 0; i < 200; i++) {
+                    c.send(new byte[] {(byte) i});
+                    try (Message m = c.receive()) {
+                        assertThat(m.bytes()).containsExactly((byte) i);
+                    }
+                }
+                assertThat(echoed.get(T, TimeUnit.SECONDS)).isEqualTo(200);
+                assertThat(c.engine().completionsByWaiters() - before)
+                        .as("of the client's 400 completions, those its receiving thread dispatched")
+                        .isGreaterThanOrEqualTo(200);
+
+                java.util.Set<Integer> got = java.util.concurrent.ConcurrentHashMap.newKeySet();
+                java.util.concurrent.atomic.AtomicInteger twice = new java.util.concurrent.atomic.AtomicInteger();
+                List<CompletableFuture<Integer>> receivers = new ArrayList<>();
+                java.util.concurrent.ExecutorService threads = java.util.concurrent.Executors.newThreadPerTaskExecutor(
+                        Thread.ofPlatform().name("receiver-", 0).factory());
+                for (int r = 0; r < 2; r++) {
+                    receivers.add(CompletableFuture.supplyAsync(() -> {
+                        int n = 0;
+                        for (;;) {
+                            try (Message m = s.receive()) {
+                                if (!got.add(m.data().get(ValueLayout.JAVA_INT_UNALIGNED, 0))) {
+                                    twice.incrementAndGet();
+                                }
+                                n++;
+                            } catch (EOFException end) {
+                                return n;
+                            } catch (IOException | InterruptedException e) {
+                                throw new java.util.concurrent.CompletionException(e);
+                            }
+                        }
+                    }, threads));
+                }
+                for (int i = 0; i < 300; i++) {
+                    c.send(java.nio.ByteBuffer.allocate(4).order(java.nio.ByteOrder.nativeOrder()).putInt(i).array());
+                }
+                c.close();
+                int total = 0;
+                for (CompletableFuture<Integer> r : receivers) {
+                    total += r.get(T, TimeUnit.SECONDS);
+                }
+                threads.close();
+                assertThat(twice.get()).isZero();
+                assertThat(total).isEqualTo(300);
+                assertThat(got).hasSize(300).allMatch(v -> v >= 0 && v < 300);
             }
         }
     }

@@ -1,0 +1,183 @@
+package dev.rdma4j.engine;
+
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.rdma4j.WorkCompletion;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@link CompletionEngine#blockWhileWaiting}: a caller that waits sleeps on its CQ's own completion channel and
+ * dispatches the CQ's completions on its own thread (no hand-off from the engine's thread); the engine lends the
+ * channel and takes it back once the caller left.
+ */
+@Tag("device")
+class BlockingWaiterDeviceTest {
+    private static final long T = 120;
+    private static final long NANOS = TimeUnit.SECONDS.toNanos(T);
+
+    private static EnginePair pair(PollingMode mode, int depth) throws Exception {
+        return new EnginePair(mode, depth, 7, true);
+    }
+
+    /**
+     * Round trips where the receiver blocks: its thread runs the receives' continuations (the engine counts what it
+     * dispatched), and after every wait the engine alone completes a receive nobody waits for (it takes the channel
+     * back, armed; without that nothing would ever complete it).
+     */
+    @Test
+    void theWaiterDispatchesAndTheEngineTakesTheChannelBack() throws Exception {
+        try (EnginePair p = pair(PollingMode.EVENT, 16)) {
+            Thread me = Thread.currentThread();
+            AtomicInteger onWaiter = new AtomicInteger();
+            for (int i = 0; i < 30; i++) {
+                CompletableFuture<WorkCompletion> r = p.b.receiveAsync(p.memB, 0, 64);
+                r.whenComplete((wc, e) -> {
+                    if (Thread.currentThread() == me) {
+                        onWaiter.incrementAndGet();
+                    }
+                });
+                p.a.sendAsync(p.memA, 0, 64);
+                assertThat(p.engine.blockWhileWaiting(p.cqB, r::isDone, NANOS)).isTrue();
+                assertThat(r.get().byteLength()).isEqualTo(64);
+
+                CompletableFuture<WorkCompletion> alone = p.b.receiveAsync(p.memB, 4096, 64);
+                p.a.sendAsync(p.memA, 0, 64).get(T, TimeUnit.SECONDS);
+                assertThat(alone.get(T, TimeUnit.SECONDS).byteLength()).isEqualTo(64);
+            }
+            assertThat(onWaiter.get()).as("receives dispatched on the waiting thread").isPositive();
+            assertThat(p.engine.completionsByWaiters()).isGreaterThanOrEqualTo(onWaiter.get());
+        }
+    }
+
+    /**
+     * The waiter sleeps in the kernel rather than spinning: half a second of waiting for what never comes costs its
+     * thread far less than half a second of CPU (a spinning waiter's would be about all of it).
+     */
+    @Test
+    void theWaiterSleeps() throws Exception {
+        ThreadMXBean mx = ManagementFactory.getThreadMXBean();
+        try (EnginePair p = pair(PollingMode.EVENT, 16)) {
+            CompletableFuture<WorkCompletion> never = p.b.receiveAsync(p.memB, 0, 64);
+            long cpu = mx.getCurrentThreadCpuTime();
+            long start = System.nanoTime();
+            assertThat(p.engine.blockWhileWaiting(p.cqB, never::isDone, TimeUnit.MILLISECONDS.toNanos(500)))
+                    .isFalse();
+            long wall = System.nanoTime() - start;
+            long used = mx.getCurrentThreadCpuTime() - cpu;
+            assertThat(wall).isGreaterThanOrEqualTo(TimeUnit.MILLISECONDS.toNanos(500));
+            assertThat(used).as("CPU time of %d ms of waiting", TimeUnit.NANOSECONDS.toMillis(wall))
+                    .isLessThan(wall / 4);
+            p.a.sendAsync(p.memA, 0, 64).get(T, TimeUnit.SECONDS);
+            assertThat(never.get(T, TimeUnit.SECONDS).byteLength()).isEqualTo(64); // the engine's again
+        }
+    }
+
+    /** A stream handed back and forth between a blocking waiter and the engine is dispatched in order. */
+    @Test
+    void aStreamStaysInOrderAcrossTheWaiterAndTheEngine() throws Exception {
+        int n = 300;
+        try (EnginePair p = pair(PollingMode.EVENT, 512)) {
+            List<Integer> order = java.util.Collections.synchronizedList(new ArrayList<>());
+            List<CompletableFuture<WorkCompletion>> receives = new ArrayList<>();
+            for (int i = 0; i < n; i++) {
+                int slot = i;
+                CompletableFuture<WorkCompletion> r = p.b.receiveAsync(p.memB, slot * 64L, 64);
+                r.whenComplete((wc, e) -> order.add(p.memB.segment().get(JAVA_INT, slot * 64L)));
+                receives.add(r);
+            }
+            CompletableFuture<Void> sent = CompletableFuture.runAsync(() -> {
+                for (int i = 0; i < n; i++) {
+                    p.memA.segment().set(JAVA_INT, i * 64L, i);
+                    p.a.sendAsync(p.memA, i * 64L, 64).join();
+                }
+            });
+            for (int i = 49; i < n; i += 50) {
+                CompletableFuture<WorkCompletion> r = receives.get(i);
+                assertThat(p.engine.blockWhileWaiting(p.cqB, r::isDone, NANOS)).isTrue();
+                if (i + 25 < n) {
+                    receives.get(i + 25).get(T, TimeUnit.SECONDS); // completed with nobody waiting
+                }
+            }
+            sent.get(T, TimeUnit.SECONDS);
+            CompletableFuture.allOf(receives.toArray(CompletableFuture[]::new)).get(T, TimeUnit.SECONDS);
+            assertThat(order).hasSize(n).isSorted();
+        }
+    }
+
+    /**
+     * One waiter at a time; a queue without a channel of its own, an engine that polls, another engine's queue and
+     * the engine's own thread are refused; an interrupt ends the wait within a slice, and so does the engine's close.
+     */
+    @Test
+    void whatCannotWaitHereIsRefusedAndAWaitEnds() throws Exception {
+        try (EnginePair p = pair(PollingMode.EVENT, 16)) {
+            CompletableFuture<WorkCompletion> never = p.b.receiveAsync(p.memB, 0, 64);
+            CompletableFuture<Throwable> interrupted = new CompletableFuture<>();
+            java.util.concurrent.CountDownLatch in = new java.util.concurrent.CountDownLatch(1);
+            Thread waiter = Thread.ofPlatform().name("blocked").start(() -> {
+                try {
+                    p.engine.blockWhileWaiting(p.cqB, () -> {
+                        in.countDown(); // asked first once this caller is the queue's waiter
+                        return never.isDone();
+                    }, NANOS);
+                    interrupted.complete(null);
+                } catch (Throwable t) {
+                    interrupted.complete(t);
+                }
+            });
+            assertThat(in.await(T, TimeUnit.SECONDS)).isTrue();
+            long start = System.nanoTime();
+            assertThat(p.engine.blockWhileWaiting(p.cqB, never::isDone, NANOS)).as("a second waiter").isFalse();
+            assertThat(System.nanoTime() - start).isLessThan(TimeUnit.SECONDS.toNanos(T / 4));
+            waiter.interrupt();
+            assertThat(interrupted.get(T, TimeUnit.SECONDS)).isInstanceOf(InterruptedException.class);
+
+            try (EnginePair shared = new EnginePair(PollingMode.EVENT, 16)) {
+                assertThat(shared.engine.blockWhileWaiting(shared.cqB, never::isDone, NANOS)).as("shared channel")
+                        .isFalse();
+                assertThatThrownBy(() -> shared.engine.blockWhileWaiting(p.cqB, never::isDone, 1))
+                        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("not driven by this engine");
+            }
+            CompletableFuture<Throwable> onEngine = new CompletableFuture<>();
+            p.engine.execute(() -> {
+                try {
+                    p.engine.blockWhileWaiting(p.cqB, never::isDone, 1);
+                    onEngine.complete(null);
+                } catch (Throwable t) {
+                    onEngine.complete(t);
+                }
+            });
+            assertThat(onEngine.get(T, TimeUnit.SECONDS)).isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("engine thread");
+
+            java.util.concurrent.CountDownLatch in2 = new java.util.concurrent.CountDownLatch(1);
+            CompletableFuture<Boolean> ended = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return p.engine.blockWhileWaiting(p.cqB, () -> {
+                        in2.countDown();
+                        return false; // not never.isDone(): the close fails that future, which would end the wait too
+                    }, NANOS);
+                } catch (InterruptedException e) {
+                    throw new java.util.concurrent.CompletionException(e);
+                }
+            });
+            assertThat(in2.await(T, TimeUnit.SECONDS)).isTrue();
+            p.engine.close();
+            assertThat(ended.get(T, TimeUnit.SECONDS)).as("the wait of a closing engine").isFalse();
+            assertThat(never).isCompletedExceptionally();
+        }
+        try (EnginePair polled = new EnginePair(PollingMode.BUSY_POLL, 16, 7, true)) {
+            assertThat(polled.engine.blockWhileWaiting(polled.cqB, () -> false, NANOS)).as("busy-poll mode").isFalse();
+        }
+    }
+}
