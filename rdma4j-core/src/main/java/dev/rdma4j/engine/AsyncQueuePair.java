@@ -64,6 +64,9 @@ public final class AsyncQueuePair implements AutoCloseable {
     private final QueuePair qp;
     private final Driver driver = new Driver();
     private final PendingRequests pending;
+    /** The engine's records of the QP's CQs, told before a request with a future is posted ({@code expect}). */
+    private final CompletionEngine.Driven sendHome;
+    private final CompletionEngine.Driven recvHome;
     private final Semaphore sendRoom;
     private final Semaphore recvRoom;
     private final ReentrantLock sendLock = new ReentrantLock();
@@ -90,7 +93,19 @@ public final class AsyncQueuePair implements AutoCloseable {
         this.recv = new ReceiveBatch(1, Math.max(1, caps.maxRecvSge()));
         this.taggedSend = new PendingRequests.Pending(null, "send", sendRoom);
         this.taggedReceive = new PendingRequests.Pending(null, "receive", recvRoom);
+        this.sendHome = engine.home(qp.sendCompletionQueue());
+        this.recvHome = engine.home(qp.receiveCompletionQueue());
         ACCESS.drive(qp, driver); // from now on only this wrapper posts on the QP
+    }
+
+    /**
+     * How many requests posted with a future (the futures-returning and blocking forms; not the tagged ones) are
+     * outstanding: posted, not yet completed or failed.
+     *
+     * @return the count now (a snapshot; other threads may post or complete meanwhile)
+     */
+    public int outstandingFutures() {
+        return pending.futures();
     }
 
     /**
@@ -468,6 +483,7 @@ public final class AsyncQueuePair implements AutoCloseable {
                 sendRoom.release(n - 1); // noSlot gives one back
                 return noSlot(f, sendRoom);
             }
+            engine.expect(sendHome);
             try {
                 ACCESS.postChain(qp, batch, id);
             } catch (VerbsException e) {
@@ -912,6 +928,7 @@ public final class AsyncQueuePair implements AutoCloseable {
         if (id < 0) {
             return noSlot(f, sendRoom);
         }
+        engine.expect(sendHome);
         sendLock.lock();
         try {
             send.clear();
@@ -937,6 +954,7 @@ public final class AsyncQueuePair implements AutoCloseable {
         if (id < 0) {
             return noSlot(f, recvRoom);
         }
+        engine.expect(recvHome);
         recvLock.lock();
         try {
             ACCESS.post(qp, recv.clear().receive(id, region, offset, length));

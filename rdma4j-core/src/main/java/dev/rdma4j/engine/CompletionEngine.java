@@ -115,6 +115,8 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
     private int waitedPeriod = 1;
     /** The longest {@link #waitedPeriod} (ms): how late, at most, the engine takes back a CQ its waiters left. */
     static final int MAX_WAITED_PERIOD = 8;
+    /** Turns completed (engine thread; for tests). */
+    private long turnsDone;
     /** Waits for waiters that timed out: the engine's wake-ups while CQs are left to callers (engine thread). */
     private long waiterLooks;
     /**
@@ -136,8 +138,8 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
     /** {@link #pruneDead()}'s test. */
     private final java.util.function.Predicate<Driven> dead = this::forgetIfDead;
 
-    /** A CQ the engine drains. */
-    private static final class Driven {
+    /** A CQ the engine drains (package-private: an {@link AsyncQueuePair} keeps its queues' for {@link #expect}). */
+    static final class Driven {
         final CompletionQueue cq;
         final Consumer<WorkCompletion> fallback;
         final CompletionHandler handler;
@@ -179,6 +181,12 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
         final AtomicBoolean blocking = new AtomicBoolean();
         /** A blocking caller armed the queue and no event was read since (guarded by lock). */
         boolean armedByCaller;
+        /**
+         * A request whose completion a future or a handler expects was posted (or awaited) while the channel was
+         * lent ({@link #expect}): the engine takes the channel back as soon as no caller sleeps on it, not a
+         * millisecond after the last one left (cleared when it does).
+         */
+        volatile boolean expecting;
         /** The blocking caller's {@code poll(2)} and {@code epoll_ctl} scratch (made at the first such wait). */
         MemorySegment pollfd;
         MemorySegment ctlScratch;
@@ -904,6 +912,9 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
             if (d.waiters.decrementAndGet() == 0) {
                 d.lastLeft = System.nanoTime() | 1;
             }
+            if (d.expecting) { // read after blocking is cleared: an expect() that saw this caller asleep is seen here
+                wake(); // the engine takes the channel back now: a future waits for a completion
+            }
             if (d.cq.isClosed() || !running) {
                 closeCallerBatch(d);
             }
@@ -956,6 +967,59 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
             return pollAsCaller(d); // what completed before the arming
         } finally {
             d.lock.unlock();
+        }
+    }
+
+    /** For tests: whether blocking waiters have borrowed {@code cq}'s channel (asked on the engine's thread). */
+    boolean lent(CompletionQueue cq) {
+        boolean[] out = new boolean[1];
+        call(() -> {
+            Driven d = drivenCqs.get(cq);
+            out[0] = d != null && d.channelOut;
+        });
+        return out[0];
+    }
+
+    /**
+     * For tests: returns once a whole turn of the engine (its tasks, then its look at every queue) has run after
+     * the call (a task runs before its turn's look, and a task queued meanwhile may run in the same turn).
+     */
+    void awaitTurn() {
+        long[] seen = new long[1];
+        call(() -> seen[0] = turnsDone);
+        long start = seen[0];
+        while (seen[0] == start) {
+            call(() -> seen[0] = turnsDone);
+        }
+    }
+
+    /** The engine's record of {@code cq}, for {@link #expect(Driven)}; null if it does not drive it. */
+    Driven home(CompletionQueue cq) {
+        return drivenCqs.get(cq);
+    }
+
+    /**
+     * Tells the engine that a future or a handler, not a caller in {@link #blockWhileWaiting}, expects a completion
+     * of {@code cq}'s (a request about to be posted, or a future about to be waited for): while blocking waiters
+     * have borrowed the queue's channel, the engine sees its completions only at its next look, up to
+     * {@link #MAX_WAITED_PERIOD} ms later. If the channel is lent it takes it back as soon as no caller sleeps on
+     * it (a sleeper dispatches every completion meanwhile). {@link AsyncQueuePair}'s future-returning posts do this
+     * themselves; a caller of its tagged forms whose completion a future of its own awaits calls it. Costs a
+     * volatile read when the channel is not lent.
+     *
+     * @param cq a completion queue of this engine's (others are ignored)
+     */
+    public void expect(CompletionQueue cq) {
+        expect(drivenCqs.get(cq));
+    }
+
+    void expect(Driven d) {
+        if (d == null || !d.channelOut) {
+            return;
+        }
+        d.expecting = true; // then look for a sleeper: it either is seen here or sees this as it leaves
+        if (!d.blocking.get()) {
+            wake(); // nobody sleeps on it: the engine takes it back now
         }
     }
 
@@ -1269,7 +1333,14 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
         backlog = false;
         for (int i = 0; i < driven.size() && running; i++) {
             Driven d = driven.get(i);
-            if (d.ready) {
+            if (d.expecting && d.waiters.get() == 0) {
+                d.ready = false;
+                d.lastLeft = 0; // a future waits: take the channel back now, not a millisecond after the last waiter
+                if (!armAndDrain(d)) {
+                    d.ready = true;
+                    backlog = true;
+                }
+            } else if (d.ready) {
                 d.ready = false;
                 if (!armAndDrain(d)) {
                     d.ready = true; // budget spent: more next turn, after the others
@@ -1288,6 +1359,7 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
         }
         pruneDead();
         nextWaitedPeriod(forWaiters && n == 0);
+        turnsDone++;
         return work;
     }
 
@@ -1355,6 +1427,7 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
             }
             pruneDead();
         }
+        turnsDone++;
         int done = work;
         if (done > 0) {
             idle.reset();
@@ -1504,6 +1577,7 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
             if (d.channelOut && !takeBack(d)) {
                 return true; // its channel closed with the queue: pruned
             }
+            d.expecting = false; // the engine has the channel: it sees every completion
             if (!drainLocked(d)) {
                 return false;
             }
@@ -1534,6 +1608,7 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
             return false;
         }
         d.channelOut = false;
+        d.expecting = false;
         return true;
     }
 

@@ -64,6 +64,8 @@ final class PendingRequests {
     private final int[] generations;
     private final int[] free;
     private int top;
+    /** Outstanding requests with a future (written under the monitor, read without). */
+    private volatile int futures;
 
     PendingRequests(int capacity) {
         slots = new Pending[capacity];
@@ -88,6 +90,9 @@ final class PendingRequests {
         }
         int slot = free[--top];
         slots[slot] = p;
+        if (p.future != null) {
+            futures++;
+        }
         tags[slot] = tag;
         int gen = generations[slot] = (generations[slot] + 1) & 0xffff;
         return ((long) gen << 32) | slot;
@@ -109,7 +114,15 @@ final class PendingRequests {
         }
         slots[slot] = null;
         free[top++] = slot;
+        if (p.future != null) {
+            futures--;
+        }
         return p;
+    }
+
+    /** How many requests with a future are outstanding (a tagged request has none). */
+    int futures() {
+        return futures;
     }
 
     /**
@@ -144,6 +157,7 @@ final class PendingRequests {
                 free[top++] = i;
             }
         }
+        futures = 0;
         return out;
     }
 }

@@ -83,6 +83,8 @@ public final class RdmaConnection implements AutoCloseable {
     /** {@link #inbox}'s size, for a busy-polling receiver's look without the lock (written under it). */
     private volatile int queued;
     private final ArrayDeque<CompletableFuture<Message>> waiters = new ArrayDeque<>();
+    /** {@link #waiters}' size, for a look without the lock (written under it). */
+    private volatile int awaited;
     /** Signalled when a message goes to the inbox while a blocking receiver waits, and when receiving ends. */
     private final java.util.concurrent.locks.Condition arrived = lock.newCondition();
     /** Blocking receivers waiting on {@link #arrived} (guarded by lock). */
@@ -112,6 +114,8 @@ public final class RdmaConnection implements AutoCloseable {
     private final ArrayDeque<PendingSend> pending = new ArrayDeque<>();
     /** Sends that {@link #send} returned for before they were acknowledged (guarded by sendLock). */
     private int unacknowledged;
+    /** Sends in flight with a future ({@link #sendAsync}, a send that waited for a buffer; written under sendLock). */
+    private volatile int futureSends;
     /** Signalled when {@link #unacknowledged} drops to 0, for {@link #close()}'s linger. */
     private final java.util.concurrent.locks.Condition allAcknowledged = sendLock.newCondition();
     /** Gives a delivered message's buffer back ({@link #repost}); made once. */
@@ -438,6 +442,7 @@ public final class RdmaConnection implements AutoCloseable {
                     f = null;
                 } else {
                     f = waiters.poll();
+                    awaited = waiters.size();
                     if (f == null) {
                         inbox.add(m);
                         queued = inbox.size();
@@ -470,6 +475,7 @@ public final class RdmaConnection implements AutoCloseable {
             }
             failed = new ArrayList<>(waiters);
             waiters.clear();
+            awaited = 0;
             arrived.signalAll();
         } finally {
             lock.unlock();
@@ -492,6 +498,7 @@ public final class RdmaConnection implements AutoCloseable {
      */
     public CompletableFuture<Message> receiveAsync() {
         ensureOpen();
+        CompletableFuture<Message> f;
         lock.lock();
         try {
             Message m = inbox.poll();
@@ -505,12 +512,14 @@ public final class RdmaConnection implements AutoCloseable {
             if (!waiters.isEmpty()) {
                 waiters.removeIf(CompletableFuture::isDone); // waits given up (timed out, cancelled)
             }
-            CompletableFuture<Message> f = new CompletableFuture<>();
+            f = new CompletableFuture<>();
             waiters.add(f);
-            return f;
+            awaited = waiters.size();
         } finally {
             lock.unlock();
         }
+        engine.expect(recvCq); // a blocking receiver may have borrowed the CQ's channel: the engine takes it back
+        return f;
     }
 
     /**
@@ -627,9 +636,21 @@ public final class RdmaConnection implements AutoCloseable {
             if (got && sleepers > 0) {
                 wakeSleeper(); // only after a wait here: two receivers refused at once must not wake each other
             }
+            expectIfAwaited(recvCq);
             return got;
         } catch (IllegalArgumentException | IllegalStateException closedMeanwhile) {
             return false; // the queue was closed (the engine forgot it) or the engine is closing
+        }
+    }
+
+    /**
+     * After a blocking wait on {@code cq}'s channel: if futures wait for its completions (sends, receives, writes or
+     * reads with futures, a send that waits for a buffer), the engine takes the channel back now rather than at its
+     * next look, up to 8 ms later. Nothing in the blocking idiom (three volatile reads).
+     */
+    private void expectIfAwaited(CompletionQueue cq) {
+        if (futureSends > 0 || awaited > 0 || aq.outstandingFutures() > 0) {
+            engine.expect(cq);
         }
     }
 
@@ -762,6 +783,7 @@ public final class RdmaConnection implements AutoCloseable {
                 unacknowledged--; // never posted: this caller hears of it now
                 f = new CompletableFuture<>();
                 inFlight[slot] = f;
+                futureSends++;
             } else {
                 f = new CompletableFuture<>();
                 pending.add(new PendingSend(copyOf(data), f));
@@ -816,6 +838,7 @@ public final class RdmaConnection implements AutoCloseable {
                 engine.pollWhileWaiting(cq, f, nanos);
             } else {
                 engine.blockWhileWaiting(cq, f::isDone, nanos);
+                expectIfAwaited(cq);
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt(); // the wait below sees it, and cancels f as it would have
@@ -847,6 +870,9 @@ public final class RdmaConnection implements AutoCloseable {
         inFlight[slot] = result;
         if (result == null) {
             unacknowledged++;
+        } else {
+            futureSends++;
+            engine.expect(sendCq); // a blocking receiver may have borrowed the CQ's channel: taken back, or it wakes
         }
         long offset = (long) slot * size;
         try {
@@ -880,8 +906,12 @@ public final class RdmaConnection implements AutoCloseable {
             try {
                 result = inFlight[slot];
                 inFlight[slot] = null;
-                if (result == null && --unacknowledged == 0) {
-                    allAcknowledged.signalAll();
+                if (result == null) {
+                    if (--unacknowledged == 0) {
+                        allAcknowledged.signalAll();
+                    }
+                } else {
+                    futureSends--;
                 }
                 next = pending.poll();
                 if (next == null) {

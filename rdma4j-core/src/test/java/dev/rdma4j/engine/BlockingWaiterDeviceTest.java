@@ -180,4 +180,39 @@ class BlockingWaiterDeviceTest {
             assertThat(polled.engine.blockWhileWaiting(polled.cqB, () -> false, NANOS)).as("busy-poll mode").isFalse();
         }
     }
+    /**
+     * A request with a future posted while a caller sleeps on the lent channel: as that caller leaves, the engine
+     * takes the channel back at once (its next turn), not a millisecond later at one of its looks up to 8 ms apart,
+     * which would make a later future's completion late.
+     */
+    @Test
+    void aFuturePostedDuringABlockingWaitTakesTheChannelBackAsTheWaiterLeaves() throws Exception {
+        try (EnginePair p = pair(PollingMode.EVENT, 16)) {
+            for (int i = 0; i < 20; i++) {
+                CompletableFuture<WorkCompletion> next = new CompletableFuture<>();
+                java.util.concurrent.CountDownLatch asleep = new java.util.concurrent.CountDownLatch(1);
+                int[] asked = new int[1];
+                Thread waiter = Thread.ofPlatform().name("sleeper").start(() -> {
+                    try {
+                        p.engine.blockWhileWaiting(p.cqB, () -> {
+                            if (++asked[0] == 2) {
+                                asleep.countDown(); // asked again after a step: the channel is borrowed
+                            }
+                            return next.isDone();
+                        }, NANOS);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                });
+                assertThat(asleep.await(T, TimeUnit.SECONDS)).isTrue();
+                assertThat(p.engine.lent(p.cqB)).as("lent to the sleeper").isTrue();
+                p.b.receiveAsync(p.memB, 64, 64).whenComplete((wc, e) -> next.complete(wc)); // a future: expect()
+                p.a.sendAsync(p.memA, 0, 64).get(T, TimeUnit.SECONDS);
+                assertThat(next.get(T, TimeUnit.SECONDS).byteLength()).isEqualTo(64);
+                waiter.join();
+                p.engine.awaitTurn(); // a turn after the leaving waiter's wake-up
+                assertThat(p.engine.lent(p.cqB)).as("lent after the waiter left (round %d)", i).isFalse();
+            }
+        }
+    }
 }
