@@ -155,6 +155,27 @@ public final class AsyncQueuePair implements AutoCloseable {
      * @throws IllegalArgumentException if the range does not fit the region
      */
     public boolean sendTagged(MemoryRegion region, long offset, int length, long tag) throws VerbsException {
+        return sendTagged(region, offset, length, tag, false);
+    }
+
+    /**
+     * {@link #sendTagged(MemoryRegion, long, int, long)}, solicited ({@code IBV_SEND_SOLICITED}) when
+     * {@code solicited}: the peer's receive completion then wakes a waiter armed for solicited completions only
+     * ({@link CompletionEngine#blockWhileWaiting(CompletionQueue, java.util.function.BooleanSupplier, long, boolean)}).
+     *
+     * @param region    source
+     * @param offset    offset in it
+     * @param length    bytes
+     * @param tag       the caller's, given back to the handler
+     * @param solicited whether the send is solicited
+     * @return as {@link #sendTagged(MemoryRegion, long, int, long)}
+     * @throws VerbsException           if {@code ibv_post_send} refused it (nothing was posted)
+     * @throws IllegalStateException    if the wrapper has no handler, or the queue pair, its CQ or the engine is
+     *                                  closed or failed
+     * @throws IllegalArgumentException if the range does not fit the region
+     */
+    public boolean sendTagged(MemoryRegion region, long offset, int length, long tag, boolean solicited)
+            throws VerbsException {
         refuseTagged();
         if (!sendRoom.tryAcquire()) {
             return false;
@@ -168,6 +189,9 @@ public final class AsyncQueuePair implements AutoCloseable {
         try {
             send.clear();
             send.send(id, region, offset, length);
+            if (solicited) {
+                send.solicited();
+            }
             ACCESS.post(qp, send);
         } catch (VerbsException | RuntimeException e) {
             if (pending.take(id) == null) {

@@ -90,6 +90,8 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
     private final Map<CompletionQueue, Driven> drivenCqs = new java.util.concurrent.ConcurrentHashMap<>();
     private final CompletableFuture<Void> terminated = new CompletableFuture<>();
     private final java.util.concurrent.atomic.LongAdder callbackFailures = new java.util.concurrent.atomic.LongAdder();
+    /** Events that woke callers in {@link #blockWhileWaiting}. */
+    private final java.util.concurrent.atomic.LongAdder waiterWakeUps = new java.util.concurrent.atomic.LongAdder();
     /** Completions dispatched by callers in {@link #pollWhileWaiting} and {@link #blockWhileWaiting}. */
     private final java.util.concurrent.atomic.LongAdder byWaiters = new java.util.concurrent.atomic.LongAdder();
 
@@ -179,8 +181,13 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
         volatile boolean channelOut;
         /** A caller is in {@link #blockWhileWaiting} on this queue (one at a time). */
         final AtomicBoolean blocking = new AtomicBoolean();
-        /** A blocking caller armed the queue and no event was read since (guarded by lock). */
-        boolean armedByCaller;
+        /**
+         * How a blocking caller armed the queue since the last event it read (guarded by lock): 0 not, 1 for
+         * solicited completions only, 2 for every completion.
+         */
+        int armedByCaller;
+        /** A sleeping caller armed it for solicited completions only ({@link #expect} re-arms it for every one). */
+        volatile boolean armedSolicited;
         /**
          * A request whose completion a future or a handler expects was posted (or awaited) while the channel was
          * lent ({@link #expect}): the engine takes the channel back as soon as no caller sleeps on it, not a
@@ -792,6 +799,16 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
     }
 
     /**
+     * How many completion events callers sleeping in {@link #blockWhileWaiting} took (each woke one, or came with
+     * one wake-up): with solicited sends, one a message received rather than one for each completion.
+     *
+     * @return the count since the engine was built
+     */
+    public long waiterWakeUps() {
+        return waiterWakeUps.sum();
+    }
+
+    /**
      * One poll of {@code d} on a waiting caller's thread, its completions dispatched there (the queue's lock held).
      *
      * @return the completions dispatched, or -1 if the queue cannot be polled (closed, broken, engine closing)
@@ -856,6 +873,28 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
      */
     public boolean blockWhileWaiting(CompletionQueue cq, java.util.function.BooleanSupplier done, long timeoutNanos)
             throws InterruptedException {
+        return blockWhileWaiting(cq, done, timeoutNanos, false);
+    }
+
+    /**
+     * {@link #blockWhileWaiting(CompletionQueue, java.util.function.BooleanSupplier, long)}, woken only by solicited
+     * completions when {@code solicitedOnly} ({@code ibv_req_notify_cq(cq, 1)}): for a caller that waits for a
+     * message its peer sends with {@code IBV_SEND_SOLICITED}, so that the completions of its own sends (polled with
+     * the next message) do not wake it: one wake-up a message instead of two. A failure wakes it too (a broken
+     * connection flushes its receives, and a flushed receive counts as solicited). Only when nothing else is
+     * awaited: a request with a future posted meanwhile ({@link #expect}) re-arms the queue for every completion.
+     *
+     * @param cq            see {@link #blockWhileWaiting(CompletionQueue, java.util.function.BooleanSupplier, long)}
+     * @param done          true once the caller's wait is over
+     * @param timeoutNanos  the longest wait
+     * @param solicitedOnly whether only solicited completions (and failures) wake the caller
+     * @return as {@link #blockWhileWaiting(CompletionQueue, java.util.function.BooleanSupplier, long)}
+     * @throws InterruptedException     if the thread is interrupted
+     * @throws IllegalArgumentException if this engine does not drive {@code cq}
+     * @throws IllegalStateException    on the engine's thread (it would wait for itself)
+     */
+    public boolean blockWhileWaiting(CompletionQueue cq, java.util.function.BooleanSupplier done, long timeoutNanos,
+            boolean solicitedOnly) throws InterruptedException {
         java.util.Objects.requireNonNull(done, "done");
         Driven d = drivenCqs.get(cq);
         if (d == null) {
@@ -880,7 +919,7 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
                 if (!running) {
                     return false;
                 }
-                int n = blockerStep(d, readable);
+                int n = blockerStep(d, readable, solicitedOnly);
                 readable = false;
                 if (n < 0) {
                     return false;
@@ -930,7 +969,7 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
      *
      * @return completions dispatched; 0: empty and armed, sleep; -1: waiting here cannot go on
      */
-    private int blockerStep(Driven d, boolean readable) {
+    private int blockerStep(Driven d, boolean readable, boolean solicitedOnly) {
         d.lock.lock(); // held by others only for a poll or a drain
         try {
             if (!d.channelOut && !borrow(d)) {
@@ -947,7 +986,9 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
                     if (q == null) {
                         break;
                     }
-                    d.armedByCaller = false;
+                    d.armedByCaller = 0;
+                    d.armedSolicited = false;
+                    waiterWakeUps.increment();
                     if (++d.eventsSinceAck >= ACK_BATCH) {
                         q.acknowledgeEvents();
                         d.eventsSinceAck = 0;
@@ -955,15 +996,28 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
                 }
             }
             int n = pollAsCaller(d);
-            if (n != 0 || d.armedByCaller) {
+            if (n != 0) {
                 return n;
             }
+            int want = 2;
+            if (solicitedOnly && d.armedByCaller != 2) {
+                d.armedSolicited = true; // then look at expecting: an expect() either is seen here or sees this
+                if (!d.expecting) {
+                    want = 1;
+                }
+            }
+            if (d.armedByCaller >= want) {
+                return 0;
+            }
             try {
-                d.cq.requestNotification(false);
+                d.cq.requestNotification(want == 1);
             } catch (VerbsException | IllegalStateException e) {
                 return -1; // the engine meets it too (broken, pruned)
             }
-            d.armedByCaller = true;
+            d.armedByCaller = want;
+            if (want == 2) {
+                d.armedSolicited = false;
+            }
             return pollAsCaller(d); // what completed before the arming
         } finally {
             d.lock.unlock();
@@ -1018,6 +1072,13 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
             return;
         }
         d.expecting = true; // then look for a sleeper: it either is seen here or sees this as it leaves
+        if (d.armedSolicited) { // a sleeper that only solicited completions would wake: every one wakes it now
+            try {
+                d.cq.requestNotification(false); // before the post: its completion comes after the arming
+            } catch (VerbsException | IllegalStateException e) {
+                // the queue is closing or broken: the engine and the sleeper meet it too
+            }
+        }
         if (!d.blocking.get()) {
             wake(); // nobody sleeps on it: the engine takes it back now
         }
@@ -1048,7 +1109,7 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
             return false;
         }
         d.channelOut = true;
-        d.armedByCaller = false; // whatever the engine armed may have fired into the engine's hands already
+        d.armedByCaller = 0; // whatever the engine armed may have fired into the engine's hands already
         wake();
         return true;
     }
@@ -1535,7 +1596,7 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
                     return;
                 }
                 d.ready = true;
-                d.armedByCaller = false;
+                d.armedByCaller = 0;
                 if (++d.eventsSinceAck >= ACK_BATCH) {
                     cq.acknowledgeEvents();
                     d.eventsSinceAck = 0;
@@ -1609,6 +1670,7 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
         }
         d.channelOut = false;
         d.expecting = false;
+        d.armedSolicited = false;
         return true;
     }
 

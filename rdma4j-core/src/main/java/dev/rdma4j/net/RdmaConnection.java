@@ -632,7 +632,8 @@ public final class RdmaConnection implements AutoCloseable {
             if (options.busyPoll()) {
                 return engine.pollWhileWaiting(recvCq, receivable, nanos);
             }
-            boolean got = engine.blockWhileWaiting(recvCq, receivable, nanos);
+            // solicited completions only (every message is sent so) unless a future waits for another completion
+            boolean got = engine.blockWhileWaiting(recvCq, receivable, nanos, !awaitsCompletions());
             if (got && sleepers > 0) {
                 wakeSleeper(); // only after a wait here: two receivers refused at once must not wake each other
             }
@@ -649,9 +650,14 @@ public final class RdmaConnection implements AutoCloseable {
      * next look, up to 8 ms later. Nothing in the blocking idiom (three volatile reads).
      */
     private void expectIfAwaited(CompletionQueue cq) {
-        if (futureSends > 0 || awaited > 0 || aq.outstandingFutures() > 0) {
+        if (awaitsCompletions()) {
             engine.expect(cq);
         }
+    }
+
+    /** Whether futures wait for completions of the connection's queues (sends, receives, writes, reads). */
+    private boolean awaitsCompletions() {
+        return futureSends > 0 || awaited > 0 || aq.outstandingFutures() > 0;
     }
 
     /** Wakes a receiver that waits for the inbox: it takes over the wait on the channel. */
@@ -877,7 +883,8 @@ public final class RdmaConnection implements AutoCloseable {
         long offset = (long) slot * size;
         try {
             MemorySegment.copy(data, 0, sendRegion.segment(), offset, data.byteSize());
-            if (aq.sendTagged(sendRegion, offset, (int) data.byteSize(), SEND | slot)) {
+            // solicited: the peer's blocking receive sleeps for solicited completions only (one wake-up a message)
+            if (aq.sendTagged(sendRegion, offset, (int) data.byteSize(), SEND | slot, true)) {
                 return null;
             }
             // the send queue has room for every buffer and more: full means a caller's own requests took it

@@ -215,4 +215,73 @@ class BlockingWaiterDeviceTest {
             }
         }
     }
+    /**
+     * A caller asleep for solicited completions only: a message sent without {@code IBV_SEND_SOLICITED} raises no
+     * event (it is dispatched at the end of a 50 ms slice), a solicited one does, and a request with a future posted
+     * meanwhile re-arms the queue for every completion, so that its completion raises one too. Counted in events
+     * the sleeper read: each arming yields at most one.
+     */
+    @Test
+    void aSolicitedOnlySleeperWakesForSolicitedMessagesAndExpectedCompletions() throws Exception {
+        try (EnginePair p = pair(PollingMode.EVENT, 16)) {
+            List<CompletableFuture<WorkCompletion>> received = new ArrayList<>();
+            for (int i = 0; i < 3; i++) { // posted before the lending: no future is expected during the sleep
+                received.add(p.b.receiveAsync(p.memB, i * 64L, 64));
+            }
+            java.util.concurrent.CountDownLatch asleep = new java.util.concurrent.CountDownLatch(1);
+            int[] asked = new int[1];
+            long before = p.engine.waiterWakeUps();
+            Thread waiter = Thread.ofPlatform().name("solicited-sleeper").start(() -> {
+                try {
+                    p.engine.blockWhileWaiting(p.cqB, () -> {
+                        if (++asked[0] == 2) {
+                            asleep.countDown();
+                        }
+                        return false;
+                    }, NANOS, true);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+            assertThat(asleep.await(T, TimeUnit.SECONDS)).isTrue();
+            // the first: solicited (it also takes the engine's arming for every completion, made at the queue's birth)
+            sendSolicited(p);
+            assertThat(received.get(0).get(T, TimeUnit.SECONDS).byteLength()).isEqualTo(64);
+            awaitWakeUps(p, before + 1);
+            p.a.sendAsync(p.memA, 0, 64).get(T, TimeUnit.SECONDS); // unsolicited
+            assertThat(received.get(1).get(T, TimeUnit.SECONDS).byteLength()).isEqualTo(64);
+            sendSolicited(p);
+            assertThat(received.get(2).get(T, TimeUnit.SECONDS).byteLength()).isEqualTo(64);
+            awaitWakeUps(p, before + 2);
+
+            CompletableFuture<WorkCompletion> r = p.a.receiveAsync(p.memA, 4096, 64);
+            CompletableFuture<WorkCompletion> mine = p.b.sendAsync(p.memB, 0, 64); // a future: armed for every one
+            assertThat(mine.get(T, TimeUnit.SECONDS).byteLength()).isEqualTo(64);
+            assertThat(r.get(T, TimeUnit.SECONDS).byteLength()).isEqualTo(64);
+            awaitWakeUps(p, before + 3);
+            waiter.interrupt();
+            waiter.join(TimeUnit.SECONDS.toMillis(T));
+            assertThat(waiter.isAlive()).isFalse();
+            assertThat(p.engine.waiterWakeUps() - before).as("events: two solicited messages, one expected send")
+                    .isEqualTo(3);
+        }
+    }
+
+    private static void sendSolicited(EnginePair p) throws Exception {
+        try (dev.rdma4j.SendBatch batch = new dev.rdma4j.SendBatch(1, 1)) {
+            batch.send(1, p.memA, 0, 64).solicited();
+            p.a.postAsync(batch).get(T, TimeUnit.SECONDS);
+        }
+    }
+
+    /** Waits (at most T) until sleepers of {@code p}'s engine read {@code n} events in all. */
+    private static void awaitWakeUps(EnginePair p, long n) {
+        long deadline = System.nanoTime() + NANOS;
+        while (p.engine.waiterWakeUps() < n) {
+            assertThat(System.nanoTime()).as("events read by the sleeper: %d, waiting for %d",
+                    p.engine.waiterWakeUps(), n).isLessThan(deadline);
+            Thread.onSpinWait();
+            Thread.yield();
+        }
+    }
 }

@@ -518,6 +518,7 @@ class RdmaConnectionDeviceTest {
             RdmaConnection c = p[0];
             try (RdmaConnection s = p[1]) {
                 long before = c.engine().completionsByWaiters();
+                long wakeUps = c.engine().waiterWakeUps();
                 CompletableFuture<Integer> echoed = CompletableFuture.supplyAsync(() -> {
                     int n = 0;
                     try {
@@ -541,6 +542,13 @@ class RdmaConnectionDeviceTest {
                 assertThat(c.engine().completionsByWaiters() - before)
                         .as("of the client's 400 completions, those its receiving thread dispatched")
                         .isGreaterThanOrEqualTo(200);
+                System.out.println("wake-ups of the client's receiver in 200 round trips: "
+                        + (c.engine().waiterWakeUps() - wakeUps) + ", completions it dispatched: "
+                        + (c.engine().completionsByWaiters() - before));
+                // messages are sent solicited and a receiver sleeps for solicited completions only: its own sends'
+                // completions (polled with the next message) do not wake it, one wake-up a message
+                assertThat(c.engine().waiterWakeUps() - wakeUps).as("the client receiver's wake-ups in 200 round trips")
+                        .isPositive().isLessThanOrEqualTo(250);
 
                 java.util.Set<Integer> got = java.util.concurrent.ConcurrentHashMap.newKeySet();
                 java.util.concurrent.atomic.AtomicInteger twice = new java.util.concurrent.atomic.AtomicInteger();
