@@ -934,7 +934,7 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
                 if (left <= 0) {
                     return false;
                 }
-                int ms = (int) Math.min(BLOCK_SLICE_MILLIS, Math.max(1, (left + 999_999) / 1_000_000));
+                int ms = (int) Math.min(BLOCK_SLICE_MILLIS, left / 1_000_000 + 1); // no overflow near Long.MAX_VALUE
                 int rc;
                 try {
                     rc = ACCESS.pollReadable(d.own, ms, d.pollfd);
