@@ -1,6 +1,5 @@
 package dev.rdma4j.engine;
 
-import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -11,7 +10,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
@@ -30,32 +28,14 @@ class BlockingWaiterDeviceTest {
     }
 
     /**
-     * Round trips where the receiver blocks: its thread runs the receives' continuations (the engine counts what it
-     * dispatched), and after every wait the engine alone completes a receive nobody waits for (it takes the channel
-     * back, armed; without that nothing would ever complete it).
+     * Round trips where the receiver blocks: its thread dispatches, and after every wait the engine alone completes a
+     * receive nobody waits for (it takes the channel back, armed).
      */
     @Test
     void theWaiterDispatchesAndTheEngineTakesTheChannelBack() throws Exception {
         try (EnginePair p = pair(PollingMode.EVENT, 16)) {
-            Thread me = Thread.currentThread();
-            AtomicInteger onWaiter = new AtomicInteger();
-            for (int i = 0; i < 30; i++) {
-                CompletableFuture<WorkCompletion> r = p.b.receiveAsync(p.memB, 0, 64);
-                r.whenComplete((wc, e) -> {
-                    if (Thread.currentThread() == me) {
-                        onWaiter.incrementAndGet();
-                    }
-                });
-                p.a.sendAsync(p.memA, 0, 64);
-                assertThat(p.engine.blockWhileWaiting(p.cqB, r::isDone, NANOS)).isTrue();
-                assertThat(r.get().byteLength()).isEqualTo(64);
-
-                CompletableFuture<WorkCompletion> alone = p.b.receiveAsync(p.memB, 4096, 64);
-                p.a.sendAsync(p.memA, 0, 64).get(T, TimeUnit.SECONDS);
-                assertThat(alone.get(T, TimeUnit.SECONDS).byteLength()).isEqualTo(64);
-            }
-            assertThat(onWaiter.get()).as("receives dispatched on the waiting thread").isPositive();
-            assertThat(p.engine.completionsByWaiters()).isGreaterThanOrEqualTo(onWaiter.get());
+            WaiterChecks.theWaiterDispatchesAndTheEngineTakesTheQueueBack(p,
+                    f -> p.engine.blockWhileWaiting(p.cqB, f::isDone, NANOS), 30);
         }
     }
 
@@ -85,32 +65,8 @@ class BlockingWaiterDeviceTest {
     /** A stream handed back and forth between a blocking waiter and the engine is dispatched in order. */
     @Test
     void aStreamStaysInOrderAcrossTheWaiterAndTheEngine() throws Exception {
-        int n = 300;
         try (EnginePair p = pair(PollingMode.EVENT, 512)) {
-            List<Integer> order = java.util.Collections.synchronizedList(new ArrayList<>());
-            List<CompletableFuture<WorkCompletion>> receives = new ArrayList<>();
-            for (int i = 0; i < n; i++) {
-                int slot = i;
-                CompletableFuture<WorkCompletion> r = p.b.receiveAsync(p.memB, slot * 64L, 64);
-                r.whenComplete((wc, e) -> order.add(p.memB.segment().get(JAVA_INT, slot * 64L)));
-                receives.add(r);
-            }
-            CompletableFuture<Void> sent = CompletableFuture.runAsync(() -> {
-                for (int i = 0; i < n; i++) {
-                    p.memA.segment().set(JAVA_INT, i * 64L, i);
-                    p.a.sendAsync(p.memA, i * 64L, 64).join();
-                }
-            });
-            for (int i = 49; i < n; i += 50) {
-                CompletableFuture<WorkCompletion> r = receives.get(i);
-                assertThat(p.engine.blockWhileWaiting(p.cqB, r::isDone, NANOS)).isTrue();
-                if (i + 25 < n) {
-                    receives.get(i + 25).get(T, TimeUnit.SECONDS); // completed with nobody waiting
-                }
-            }
-            sent.get(T, TimeUnit.SECONDS);
-            CompletableFuture.allOf(receives.toArray(CompletableFuture[]::new)).get(T, TimeUnit.SECONDS);
-            assertThat(order).hasSize(n).isSorted();
+            WaiterChecks.aStreamStaysInOrder(p, f -> p.engine.blockWhileWaiting(p.cqB, f::isDone, NANOS), 300);
         }
     }
 

@@ -1,6 +1,5 @@
 package dev.rdma4j.engine;
 
-import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -9,7 +8,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -24,35 +22,15 @@ class WaiterPollingDeviceTest {
     private static final long NANOS = TimeUnit.SECONDS.toNanos(T);
 
     /**
-     * Round trips where the receiving side waits by polling: the waiter dispatches (its own thread runs the
-     * continuations, counted by the engine), and after every wait the engine alone completes a receive nobody
-     * polls for (the waiter armed the queue as it left: without that, nothing would wake the engine).
+     * Round trips where the receiving side waits by polling: the waiter dispatches, and after every wait the engine
+     * alone completes a receive nobody polls for (the waiter armed the queue as it left).
      */
     @ParameterizedTest
     @EnumSource(PollingMode.class)
     void theWaiterDispatchesAndTheEngineTakesTheQueueBackArmed(PollingMode mode) throws Exception {
         try (EnginePair p = new EnginePair(mode, 16)) {
-            Thread me = Thread.currentThread();
-            AtomicInteger onWaiter = new AtomicInteger();
-            for (int i = 0; i < 50; i++) {
-                CompletableFuture<WorkCompletion> r = p.b.receiveAsync(p.memB, 0, 64);
-                r.whenComplete((wc, e) -> {
-                    if (Thread.currentThread() == me) {
-                        onWaiter.incrementAndGet();
-                    }
-                });
-                p.a.sendAsync(p.memA, 0, 64);
-                assertThat(p.engine.pollWhileWaiting(p.cqB, r, NANOS)).isTrue();
-                assertThat(r.get().byteLength()).isEqualTo(64);
-
-                // nobody polls now: the engine must see this one by itself
-                CompletableFuture<WorkCompletion> alone = p.b.receiveAsync(p.memB, 4096, 64);
-                p.a.sendAsync(p.memA, 0, 64).get(T, TimeUnit.SECONDS);
-                assertThat(alone.get(T, TimeUnit.SECONDS).byteLength()).isEqualTo(64);
-            }
-            // a message's round trip is far longer than the few instructions between the post and the poll
-            assertThat(onWaiter.get()).as("receives dispatched on the waiting thread").isPositive();
-            assertThat(p.engine.completionsByWaiters()).isGreaterThanOrEqualTo(onWaiter.get());
+            WaiterChecks.theWaiterDispatchesAndTheEngineTakesTheQueueBack(p,
+                    f -> p.engine.pollWhileWaiting(p.cqB, f, NANOS), 50);
         }
     }
 
@@ -104,31 +82,8 @@ class WaiterPollingDeviceTest {
     @ParameterizedTest
     @EnumSource(PollingMode.class)
     void aStreamStaysInOrderAcrossWaitersAndTheEngine(PollingMode mode) throws Exception {
-        int n = 400;
         try (EnginePair p = new EnginePair(mode, 512)) {
-            List<Integer> order = java.util.Collections.synchronizedList(new ArrayList<>());
-            List<CompletableFuture<WorkCompletion>> receives = new ArrayList<>();
-            for (int i = 0; i < n; i++) {
-                int slot = i;
-                CompletableFuture<WorkCompletion> r = p.b.receiveAsync(p.memB, slot * 64L, 64);
-                r.whenComplete((wc, e) -> order.add(p.memB.segment().get(JAVA_INT, slot * 64L)));
-                receives.add(r);
-            }
-            CompletableFuture<Void> sent = CompletableFuture.runAsync(() -> {
-                for (int i = 0; i < n; i++) {
-                    p.memA.segment().set(JAVA_INT, i * 64L, i);
-                    p.a.sendAsync(p.memA, i * 64L, 64).join();
-                }
-            });
-            for (int i = 49; i < n; i += 50) { // waits for every 50th, each time leaving the next ones to the engine
-                assertThat(p.engine.pollWhileWaiting(p.cqB, receives.get(i), NANOS)).isTrue();
-                if (i + 25 < n) {
-                    receives.get(i + 25).get(T, TimeUnit.SECONDS); // completed with nobody polling
-                }
-            }
-            sent.get(T, TimeUnit.SECONDS);
-            CompletableFuture.allOf(receives.toArray(CompletableFuture[]::new)).get(T, TimeUnit.SECONDS);
-            assertThat(order).hasSize(n).isSorted();
+            WaiterChecks.aStreamStaysInOrder(p, f -> p.engine.pollWhileWaiting(p.cqB, f, NANOS), 400);
         }
     }
 

@@ -56,6 +56,33 @@ class RdmaConnectionDeviceTest {
     }
 
     /**
+     * {@code n} round trips of one byte with the README's idiom: {@code s} echoes on another thread ({@code receive},
+     * then {@code send}), {@code c} sends each and waits for its echo.
+     */
+    private static void pingPong(RdmaConnection c, RdmaConnection s, int n) throws Exception {
+        CompletableFuture<Integer> echoed = CompletableFuture.supplyAsync(() -> {
+            int i = 0;
+            try {
+                for (; i < n; i++) {
+                    try (Message m = s.receive()) {
+                        s.send(m.data());
+                    }
+                }
+                return i;
+            } catch (IOException | InterruptedException e) {
+                throw new java.util.concurrent.CompletionException(e);
+            }
+        });
+        for (int i = 0; i < n; i++) {
+            c.send(new byte[] {(byte) i});
+            try (Message m = c.receive()) {
+                assertThat(m.bytes()).containsExactly((byte) i);
+            }
+        }
+        assertThat(echoed.get(T, TimeUnit.SECONDS)).isEqualTo(n);
+    }
+
+    /**
      * Whether {@code t} waits: parked (for the inbox), or asleep in {@code poll(2)} on its connection's completion
      * channel (a blocking receive in event mode).
      */
@@ -464,26 +491,7 @@ class RdmaConnectionDeviceTest {
             RdmaConnection[] p = pair(server, o);
             RdmaConnection c = p[0];
             try (RdmaConnection s = p[1]) {
-                CompletableFuture<Integer> echoed = CompletableFuture.supplyAsync(() -> {
-                    int n = 0;
-                    try {
-                        for (; n < 200; n++) {
-                            try (Message m = s.receive()) {
-                                s.send(m.data());
-                            }
-                        }
-                        return n;
-                    } catch (IOException | InterruptedException e) {
-                        throw new java.util.concurrent.CompletionException(e);
-                    }
-                });
-                for (int i = 0; i < 200; i++) {
-                    c.send(new byte[] {(byte) i});
-                    try (Message m = c.receive()) {
-                        assertThat(m.bytes()).containsExactly((byte) i);
-                    }
-                }
-                assertThat(echoed.get(T, TimeUnit.SECONDS)).isEqualTo(200);
+                pingPong(c, s, 200);
                 assertThat(c.engine().completionsByWaiters()).as("client completions taken by its waiting thread")
                         .isPositive();
                 assertThat(s.engine().completionsByWaiters()).as("server's").isPositive();
@@ -519,26 +527,7 @@ class RdmaConnectionDeviceTest {
             try (RdmaConnection s = p[1]) {
                 long before = c.engine().completionsByWaiters();
                 long wakeUps = c.engine().waiterWakeUps();
-                CompletableFuture<Integer> echoed = CompletableFuture.supplyAsync(() -> {
-                    int n = 0;
-                    try {
-                        for (; n < 200; n++) {
-                            try (Message m = s.receive()) {
-                                s.send(m.data());
-                            }
-                        }
-                        return n;
-                    } catch (IOException | InterruptedException e) {
-                        throw new java.util.concurrent.CompletionException(e);
-                    }
-                });
-                for (int i = 0; i < 200; i++) {
-                    c.send(new byte[] {(byte) i});
-                    try (Message m = c.receive()) {
-                        assertThat(m.bytes()).containsExactly((byte) i);
-                    }
-                }
-                assertThat(echoed.get(T, TimeUnit.SECONDS)).isEqualTo(200);
+                pingPong(c, s, 200);
                 assertThat(c.engine().completionsByWaiters() - before)
                         .as("of the client's 400 completions, those its receiving thread dispatched")
                         .isGreaterThanOrEqualTo(200);
