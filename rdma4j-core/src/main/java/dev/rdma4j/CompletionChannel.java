@@ -157,13 +157,7 @@ public final class CompletionChannel extends NativeResource {
                     return null;
                 }
                 int ms = (int) Math.min(50, Math.max(1, java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(left)));
-                acquire(false); // the fd stays open while we wait on it
-                int rc;
-                try {
-                    rc = Libc.poll(fd, Libc.POLLIN, ms, pollfd);
-                } finally {
-                    release(false);
-                }
+                int rc = pollReadable(ms, pollfd); // the fd stays open while we wait on it
                 if (rc < 0 && -rc != Libc.EINTR) {
                     throw Native.fail("poll", -rc, description());
                 }

@@ -321,8 +321,9 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
     }
 
     /**
-     * Like {@link #createCompletionQueue(Context, int)}, with a completion channel of the queue's own (one more fd)
-     * instead of the context's shared one: a caller that waits for its completions can then sleep on that
+     * Like {@link #createCompletionQueue(Context, int)}, with a completion channel of the queue's own
+     * ({@code ibv_create_comp_channel}, then {@code ibv_create_cq} on it: one more fd) instead of the context's
+     * shared one: a caller that waits for its completions can then sleep on that
      * channel itself ({@link #blockWhileWaiting}) and dispatch them on its own thread, the event loop of a C
      * program, with no hand-off from the engine's thread. The channel closes with the queue.
      *
