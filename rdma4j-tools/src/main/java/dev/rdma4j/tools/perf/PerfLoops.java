@@ -417,7 +417,9 @@ final class PerfLoops implements AutoCloseable {
         long c = 0;
         long first = 0;
         long prev = 0;
-        InstructionMarks spin = record ? spinMarks : null;
+        // the warm-up looks between the marks too: under C2 a path first taken in the measured run is compiled there
+        // (an uncommon trap, a deoptimisation and C2's work inside the window: 0.5-1.3 M instructions an iteration)
+        InstructionMarks spin = spinMarks;
         send.clear().write(0, mr, 0, size, remote, m);
         if (size <= inline) {
             send.inline();
@@ -537,7 +539,7 @@ final class PerfLoops implements AutoCloseable {
         int cqMod = p.cqMod();
         int depth = p.txDepth();
         boolean inl = size <= inline && p.test().verb() != PerfKind.Verb.READ;
-        boolean stamps = record && posted != null;
+        boolean stamps = posted != null; // in the warm-up too: the measured run then takes no path C2 has not seen
         for (int i = 0; i < q; i++) {
             scnt[i] = 0;
             ccnt[i] = 0;
