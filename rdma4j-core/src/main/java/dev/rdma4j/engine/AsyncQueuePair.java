@@ -65,8 +65,8 @@ public final class AsyncQueuePair implements AutoCloseable {
     private final Driver driver = new Driver();
     private final PendingRequests pending;
     /** The engine's records of the QP's CQs, told before a request with a future is posted ({@code expect}). */
-    private final CompletionEngine.Driven sendHome;
-    private final CompletionEngine.Driven recvHome;
+    private final DrivenQueue sendHome;
+    private final DrivenQueue recvHome;
     private final Semaphore sendRoom;
     private final Semaphore recvRoom;
     private final ReentrantLock sendLock = new ReentrantLock();

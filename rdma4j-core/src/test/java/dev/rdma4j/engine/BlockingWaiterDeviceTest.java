@@ -161,13 +161,13 @@ class BlockingWaiterDeviceTest {
                     }
                 });
                 assertThat(asleep.await(T, TimeUnit.SECONDS)).isTrue();
-                assertThat(p.engine.lent(p.cqB)).as("lent to the sleeper").isTrue();
+                assertThat(EngineProbe.lent(p.engine, p.cqB)).as("lent to the sleeper").isTrue();
                 p.b.receiveAsync(p.memB, 64, 64).whenComplete((wc, e) -> next.complete(wc)); // a future: expect()
                 p.a.sendAsync(p.memA, 0, 64).get(T, TimeUnit.SECONDS);
                 assertThat(next.get(T, TimeUnit.SECONDS).byteLength()).isEqualTo(64);
                 waiter.join();
-                p.engine.awaitTurn(); // a turn after the leaving waiter's wake-up
-                assertThat(p.engine.lent(p.cqB)).as("lent after the waiter left (round %d)", i).isFalse();
+                EngineProbe.awaitTurn(p.engine); // a turn after the leaving waiter's wake-up
+                assertThat(EngineProbe.lent(p.engine, p.cqB)).as("lent after the waiter left (round %d)", i).isFalse();
             }
         }
     }

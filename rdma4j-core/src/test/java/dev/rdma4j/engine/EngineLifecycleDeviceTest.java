@@ -51,7 +51,7 @@ class EngineLifecycleDeviceTest {
             CompletableFuture<WorkCompletion> onB = p.b.receiveAsync(p.memB, 0, 64);
             CompletableFuture<WorkCompletion> onA = p.a.receiveAsync(p.memA, 0, 64);
             VerbsException broken = new VerbsException("ibv_poll_cq", 5, "Input/output error", "test");
-            p.engine.simulatePollFailure(p.cqB, broken);
+            EngineProbe.simulatePollFailure(p.engine, p.cqB, broken);
             assertThatThrownBy(() -> onB.get(T, TimeUnit.SECONDS)).cause().isInstanceOf(WorkRequestException.class)
                     .hasCause(broken);
             assertThatThrownBy(() -> p.b.receiveAsync(p.memB, 0, 64).get(T, TimeUnit.SECONDS)).cause()

@@ -50,7 +50,7 @@ class WaiterPollingDeviceTest {
                 messages.add(p.b.receiveAsync(p.memB, 0, 64));
             }
             CompletableFuture<WorkCompletion> never = p.b.receiveAsync(p.memB, 0, 64); // no 21st message
-            long before = p.engine.waiterLooks();
+            long before = EngineProbe.waiterLooks(p.engine);
             long[] waited = new long[1];
             Thread waiter = Thread.ofPlatform().name("waiter").start(() -> {
                 long start = System.nanoTime();
@@ -66,7 +66,7 @@ class WaiterPollingDeviceTest {
                 messages.get(i).get(T, TimeUnit.SECONDS);
             }
             waiter.join();
-            long looks = p.engine.waiterLooks() - before;
+            long looks = EngineProbe.waiterLooks(p.engine) - before;
             long millis = TimeUnit.NANOSECONDS.toMillis(waited[0]);
             for (CompletableFuture<WorkCompletion> m : messages) {
                 assertThat(m.get(T, TimeUnit.SECONDS).byteLength()).isEqualTo(64);
