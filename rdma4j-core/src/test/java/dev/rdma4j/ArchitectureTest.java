@@ -92,7 +92,7 @@ class ArchitectureTest {
     @Test
     void noClassOfTheCoreIsOverSevenHundredLinesBeyondTheKnownThree() throws IOException {
         // ratchet (issue 31): these may shrink, never grow; every other class stays within 700 lines
-        Map<String, Integer> known = Map.of("AsyncQueuePair.java", 1242, "RdmaConnection.java", 1252,
+        Map<String, Integer> known = Map.of("AsyncQueuePair.java", 816, "RdmaConnection.java", 1252,
                 "QueuePair.java", 1146);
         Map<String, Integer> over = new TreeMap<>();
         try (Stream<Path> files = Files.walk(Path.of("src/main/java"))) {

@@ -617,10 +617,10 @@ final class MisuseFuzz {
             RemoteRegion remote = remote(s);
             call("blocking " + (s.n() & 3), () -> {
                 switch (s.n() & 3) {
-                    case 0 -> aq.send(mr, s.x(), len, d);
-                    case 1 -> aq.receive(mr, s.x(), len, d);
-                    case 2 -> aq.write(mr, s.x(), len, remote, s.y(), d);
-                    default -> aq.read(mr, s.x(), len, remote, s.y(), d);
+                    case 0 -> aq.blocking(d).send(mr, s.x(), len);
+                    case 1 -> aq.blocking(d).receive(mr, s.x(), len);
+                    case 2 -> aq.blocking(d).write(mr, s.x(), len, remote, s.y());
+                    default -> aq.blocking(d).read(mr, s.x(), len, remote, s.y());
                 }
             });
         }

@@ -112,15 +112,15 @@ class RefusedPostDeviceTest {
                 assertThatThrownBy(() -> aq.receiveAsync(mr, -1, 64).get(60, TimeUnit.SECONDS))
                         .isInstanceOf(ExecutionException.class).cause().isInstanceOf(IllegalArgumentException.class)
                         .hasMessage("offset must be >= 0: -1");
-                assertThatThrownBy(() -> aq.receive(mr, 4000, 97, Duration.ofSeconds(60)))
+                assertThatThrownBy(() -> aq.blocking(Duration.ofSeconds(60)).receive(mr, 4000, 97))
                         .isInstanceOf(IllegalArgumentException.class)
                         .hasMessage("offset 4000 + length 97 exceeds the 4096 bytes of the region");
                 assertThat(qp.outstandingReceives()).isZero();
                 assertThat(aq.receiveRoom()).isEqualTo(room);
-                assertThatThrownBy(() -> aq.send(mr, 0, 4097, Duration.ofSeconds(60)))
+                assertThatThrownBy(() -> aq.blocking(Duration.ofSeconds(60)).send(mr, 0, 4097))
                         .isInstanceOf(IllegalArgumentException.class)
                         .hasMessage("offset 0 + length 4097 exceeds the 4096 bytes of the region");
-                assertThatThrownBy(() -> aq.write(mr, 0, 8, mr.remote(), 4092, Duration.ofSeconds(60)))
+                assertThatThrownBy(() -> aq.blocking(Duration.ofSeconds(60)).write(mr, 0, 8, mr.remote(), 4092))
                         .isInstanceOf(IllegalArgumentException.class)
                         .hasMessage("remoteOffset 4092 + length 8 exceeds the 4096 bytes of the remote region");
                 assertThatThrownBy(() -> aq.receiveStream(mr, 4000, 64, 2))

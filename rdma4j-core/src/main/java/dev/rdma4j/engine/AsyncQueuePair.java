@@ -12,26 +12,26 @@ import dev.rdma4j.WorkCompletions;
 import dev.rdma4j.internal.Access;
 import dev.rdma4j.internal.ffi.Native;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * Every data-path operation of a {@link QueuePair} as a {@link CompletableFuture} ({@code ...Async})
- * and as a blocking twin that parks the caller (virtual threads welcome) until the completion arrives.
+ * Every data-path operation of a {@link QueuePair} as a {@link CompletableFuture} ({@code ...Async}), and through
+ * its blocking view ({@link #blocking()}, {@link #blocking(java.time.Duration)}: one {@link BlockingQueuePair} for
+ * every operation) parking the caller (virtual threads welcome) until the completion arrives.
  * The engine that created it drains the CQs and completes the futures; rdma4j owns the wr_ids.
  *
  * <p>A future completes with the {@link WorkCompletion}, or exceptionally with a
  * {@link WorkRequestException} carrying the typed status, or with a {@link VerbsException} when the
  * verb refused the post. The {@code ...Async} forms fail at once with {@code ENOMEM} when the queue
- * is full; the blocking forms wait for room. Each call hands out its own copy of the internal future:
+ * is full; the blocking view waits for room. Each call hands out its own copy of the internal future:
  * cancelling it (or completing it, or {@code orTimeout}) frees neither the request's queue room nor its
  * buffers: the room comes back and the regions are unpinned when the device completes the request or the
  * queue pair is closed ({@link #sendRoom()}, {@link #receiveRoom()}).
  * Closing completes every pending future with {@code WR_FLUSH_ERR}. An offset or length outside its region
  * is an {@link IllegalArgumentException} naming the argument and the values: the {@code ...Async} forms fail
- * their future with it, the blocking forms throw it.
+ * their future with it, the blocking view throws it.
  *
  * <p>The wrapper owns its queue pair: the QP's own posts are refused while it is wrapped, and closing or
  * resetting the QP directly ({@code queuePair().close()}, {@code queuePair().reset()}) fails the pending
@@ -40,7 +40,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * and later posts fail at once.
  * A {@code CmConnection}'s QP may be wrapped: the connection still owns it, and either may be closed first.
  *
- * <p>The {@code timeout} of a blocking form is not negative ({@link IllegalArgumentException}, before anything is
+ * <p>The {@code timeout} of a blocking view is not negative ({@link IllegalArgumentException}, before anything is
  * posted); one longer than {@code Long.MAX_VALUE} nanoseconds (about 292 years) is taken as that: no deadline.
  *
  * <p><b>Tagged requests.</b> A wrapper made with a {@link RequestHandler}
@@ -50,11 +50,11 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  * <p>Threading: thread-safe. Futures complete on the engine thread (or on a caller's that waits in
  * {@link CompletionEngine#pollWhileWaiting}), so their non-async continuations run there and must not block; the
- * blocking twins detect the engine thread and throw.
+ * blocking view detects the engine thread and throws.
  */
 public final class AsyncQueuePair implements AutoCloseable {
     private static final int ENOMEM = 12;
-    /** The deadline of the blocking forms without one (compared by identity: a caller cannot pass it). */
+    /** The timeout of the blocking view without a deadline. */
     private static final java.time.Duration NO_DEADLINE = java.time.Duration.ofSeconds(Long.MAX_VALUE);
     /** {@link #post}'s deadline for the async forms: take room now or fail. */
     private static final long NOW_OR_FAIL = -1;
@@ -99,7 +99,7 @@ public final class AsyncQueuePair implements AutoCloseable {
     }
 
     /**
-     * How many requests posted with a future (the futures-returning and blocking forms; not the tagged ones) are
+     * How many requests posted with a future (the futures-returning forms and the blocking view; not the tagged ones) are
      * outstanding: posted, not yet completed or failed.
      *
      * @return the count now (a snapshot; other threads may post or complete meanwhile)
@@ -486,7 +486,7 @@ public final class AsyncQueuePair implements AutoCloseable {
         return postChain(batch, NOW_OR_FAIL);
     }
 
-    private CompletableFuture<WorkCompletion> postChain(SendBatch batch, long roomNanos) {
+    CompletableFuture<WorkCompletion> postChain(SendBatch batch, long roomNanos) {
         int n = batch.count();
         if (n == 0) {
             throw new IllegalArgumentException("an empty batch: nothing would complete the future");
@@ -526,405 +526,40 @@ public final class AsyncQueuePair implements AutoCloseable {
         });
     }
 
-    // ---------------------------------------------------------------- blocking forms
+    // ---------------------------------------------------------------- the blocking view
 
     /**
-     * Blocking {@link #postAsync(SendBatch)}: posts the chain and parks until its last request completes.
+     * The blocking view without a deadline: each of its operations posts, waits for queue room, and parks the
+     * caller until the request completes ({@link BlockingQueuePair}).
      *
-     * @param batch the chain
-     * @return the last request's completion
-     * @throws java.io.IOException {@link WorkRequestException} or {@link VerbsException}
-     * @throws InterruptedException if interrupted while waiting
+     * @return the view
      */
-    public WorkCompletion post(SendBatch batch) throws java.io.IOException, InterruptedException {
-        return post(batch, NO_DEADLINE);
+    public BlockingQueuePair blocking() {
+        return new BlockingQueuePair(this, NO_DEADLINE, Long.MAX_VALUE);
     }
 
     /**
-     * Blocking {@link #postAsync(SendBatch)} with a deadline.
+     * The blocking view whose every call waits at most {@code timeout}, for queue room and for the completion
+     * together, then throws {@link WorkRequestTimeoutException} ({@link BlockingQueuePair}).
      *
-     * @param batch   the chain
-     * @param timeout how long to wait for queue room and for the completion together (not negative)
-     * @return the last request's completion
-     * @throws java.io.IOException {@link WorkRequestException}, {@link WorkRequestTimeoutException} at the
-     *         deadline, or {@link VerbsException}
-     * @throws InterruptedException if interrupted while waiting
+     * @param timeout not negative; one longer than {@code Long.MAX_VALUE} nanoseconds (about 292 years) is taken as
+     *                that: no deadline
+     * @return the view
+     * @throws IllegalArgumentException if {@code timeout} is negative
      */
-    public WorkCompletion post(SendBatch batch, java.time.Duration timeout)
-            throws java.io.IOException, InterruptedException {
-        long budget = budget(timeout);
-        long start = System.nanoTime();
-        return await("chain of " + batch.count() + " send requests", timeout, start, budget,
-                postChain(batch, budget));
-    }
-
-    /**
-     * Blocking {@link #sendAsync}: parks until the send completes.
-     *
-     * @param region source
-     * @param offset offset
-     * @param length bytes
-     * @return the completion
-     * @throws java.io.IOException {@link WorkRequestException} or {@link VerbsException}
-     * @throws InterruptedException if interrupted while waiting
-     * @throws IllegalArgumentException if {@code offset} or {@code length} is negative or the range does not fit its
-     *                                  region (the message names the argument and the values)
-     */
-    public WorkCompletion send(MemoryRegion region, long offset, int length)
-            throws java.io.IOException, InterruptedException {
-        return send(region, offset, length, NO_DEADLINE);
-    }
-
-    /**
-     * Blocking {@link #sendAsync}: parks until the send completes.
-     *
-     * @param region source
-     * @param offset offset
-     * @param length bytes
-     * @param timeout how long to wait for queue room and for the completion together (not negative)
-     * @return the completion
-     * @throws java.io.IOException {@link WorkRequestException}, {@link WorkRequestTimeoutException} at the
-     *         deadline, or {@link VerbsException}
-     * @throws InterruptedException if interrupted while waiting
-     * @throws IllegalArgumentException if {@code offset} or {@code length} is negative or the range does not fit its
-     *                                  region (the message names the argument and the values)
-     */
-    public WorkCompletion send(MemoryRegion region, long offset, int length, java.time.Duration timeout)
-            throws java.io.IOException, InterruptedException {
-        return awaitSend("send", timeout, new SendEncoder(region, offset, length));
-    }
-
-    /**
-     * Blocking {@link #sendWithImmediateAsync}.
-     *
-     * @param region    source
-     * @param offset    offset
-     * @param length    bytes
-     * @param immediate 32 bits for the peer
-     * @return the completion
-     * @throws java.io.IOException {@link WorkRequestException} or {@link VerbsException}
-     * @throws InterruptedException if interrupted while waiting
-     * @throws IllegalArgumentException if {@code offset} or {@code length} is negative or the range does not fit its
-     *                                  region (the message names the argument and the values)
-     */
-    public WorkCompletion sendWithImmediate(MemoryRegion region, long offset, int length, int immediate)
-            throws java.io.IOException, InterruptedException {
-        return sendWithImmediate(region, offset, length, immediate, NO_DEADLINE);
-    }
-
-    /**
-     * Blocking {@link #sendWithImmediateAsync}.
-     *
-     * @param region    source
-     * @param offset    offset
-     * @param length    bytes
-     * @param immediate 32 bits for the peer
-     * @param timeout how long to wait for queue room and for the completion together (not negative)
-     * @return the completion
-     * @throws java.io.IOException {@link WorkRequestException}, {@link WorkRequestTimeoutException} at the
-     *         deadline, or {@link VerbsException}
-     * @throws InterruptedException if interrupted while waiting
-     * @throws IllegalArgumentException if {@code offset} or {@code length} is negative or the range does not fit its
-     *                                  region (the message names the argument and the values)
-     */
-    public WorkCompletion sendWithImmediate(MemoryRegion region, long offset, int length, int immediate, java.time.Duration timeout)
-            throws java.io.IOException, InterruptedException {
-        return awaitSend("send with immediate", timeout, (b, id) -> b.sendWithImmediate(id, region, offset, length,
-                immediate));
-    }
-
-    /**
-     * Blocking {@link #sendToAsync}.
-     *
-     * @param region     source
-     * @param offset     offset
-     * @param length     bytes
-     * @param ah         route
-     * @param remoteQpn  destination QP
-     * @param remoteQkey destination Q_Key
-     * @return the completion
-     * @throws java.io.IOException {@link WorkRequestException} or {@link VerbsException}
-     * @throws InterruptedException if interrupted while waiting
-     * @throws IllegalArgumentException if {@code offset} or {@code length} is negative or the range does not fit its
-     *                                  region (the message names the argument and the values)
-     */
-    public WorkCompletion sendTo(MemoryRegion region, long offset, int length, AddressHandle ah, int remoteQpn, int remoteQkey)
-            throws java.io.IOException, InterruptedException {
-        return sendTo(region, offset, length, ah, remoteQpn, remoteQkey, NO_DEADLINE);
-    }
-
-    /**
-     * Blocking {@link #sendToAsync}.
-     *
-     * @param region     source
-     * @param offset     offset
-     * @param length     bytes
-     * @param ah         route
-     * @param remoteQpn  destination QP
-     * @param remoteQkey destination Q_Key
-     * @param timeout how long to wait for queue room and for the completion together (not negative)
-     * @return the completion
-     * @throws java.io.IOException {@link WorkRequestException}, {@link WorkRequestTimeoutException} at the
-     *         deadline, or {@link VerbsException}
-     * @throws InterruptedException if interrupted while waiting
-     * @throws IllegalArgumentException if {@code offset} or {@code length} is negative or the range does not fit its
-     *                                  region (the message names the argument and the values)
-     */
-    public WorkCompletion sendTo(MemoryRegion region, long offset, int length, AddressHandle ah, int remoteQpn, int remoteQkey, java.time.Duration timeout)
-            throws java.io.IOException, InterruptedException {
-        return awaitSend("UD send", timeout, (b, id) -> b.sendTo(id, region, offset, length, ah, remoteQpn,
-                remoteQkey));
-    }
-
-    /**
-     * Blocking {@link #writeWithImmediateAsync}.
-     *
-     * @param region       source
-     * @param offset       offset
-     * @param length       bytes
-     * @param remote       peer region
-     * @param remoteOffset offset in it
-     * @param immediate    32 bits for the peer
-     * @return the completion
-     * @throws java.io.IOException {@link WorkRequestException} or {@link VerbsException}
-     * @throws InterruptedException if interrupted while waiting
-     * @throws IllegalArgumentException if {@code offset}, {@code length} or {@code remoteOffset} is negative or the
-     *                                  range does not fit its region (the message names the argument and the values)
-     */
-    public WorkCompletion writeWithImmediate(MemoryRegion region, long offset, int length, RemoteRegion remote, long remoteOffset, int immediate)
-            throws java.io.IOException, InterruptedException {
-        return writeWithImmediate(region, offset, length, remote, remoteOffset, immediate, NO_DEADLINE);
-    }
-
-    /**
-     * Blocking {@link #writeWithImmediateAsync}.
-     *
-     * @param region       source
-     * @param offset       offset
-     * @param length       bytes
-     * @param remote       peer region
-     * @param remoteOffset offset in it
-     * @param immediate    32 bits for the peer
-     * @param timeout how long to wait for queue room and for the completion together (not negative)
-     * @return the completion
-     * @throws java.io.IOException {@link WorkRequestException}, {@link WorkRequestTimeoutException} at the
-     *         deadline, or {@link VerbsException}
-     * @throws InterruptedException if interrupted while waiting
-     * @throws IllegalArgumentException if {@code offset}, {@code length} or {@code remoteOffset} is negative or the
-     *                                  range does not fit its region (the message names the argument and the values)
-     */
-    public WorkCompletion writeWithImmediate(MemoryRegion region, long offset, int length, RemoteRegion remote, long remoteOffset, int immediate, java.time.Duration timeout)
-            throws java.io.IOException, InterruptedException {
-        return awaitSend("RDMA write with immediate", timeout, (b, id) -> b.writeWithImmediate(id, region, offset,
-                length, remote, remoteOffset, immediate));
-    }
-
-    /**
-     * Blocking {@link #writeAsync}.
-     *
-     * @param region       source
-     * @param offset       offset
-     * @param length       bytes
-     * @param remote       peer region
-     * @param remoteOffset offset in it
-     * @return the completion
-     * @throws java.io.IOException {@link WorkRequestException} or {@link VerbsException}
-     * @throws InterruptedException if interrupted while waiting
-     * @throws IllegalArgumentException if {@code offset}, {@code length} or {@code remoteOffset} is negative or the
-     *                                  range does not fit its region (the message names the argument and the values)
-     */
-    public WorkCompletion write(MemoryRegion region, long offset, int length, RemoteRegion remote, long remoteOffset)
-            throws java.io.IOException, InterruptedException {
-        return write(region, offset, length, remote, remoteOffset, NO_DEADLINE);
-    }
-
-    /**
-     * Blocking {@link #writeAsync}.
-     *
-     * @param region       source
-     * @param offset       offset
-     * @param length       bytes
-     * @param remote       peer region
-     * @param remoteOffset offset in it
-     * @param timeout how long to wait for queue room and for the completion together (not negative)
-     * @return the completion
-     * @throws java.io.IOException {@link WorkRequestException}, {@link WorkRequestTimeoutException} at the
-     *         deadline, or {@link VerbsException}
-     * @throws InterruptedException if interrupted while waiting
-     * @throws IllegalArgumentException if {@code offset}, {@code length} or {@code remoteOffset} is negative or the
-     *                                  range does not fit its region (the message names the argument and the values)
-     */
-    public WorkCompletion write(MemoryRegion region, long offset, int length, RemoteRegion remote, long remoteOffset, java.time.Duration timeout)
-            throws java.io.IOException, InterruptedException {
-        return awaitSend("RDMA write", timeout, (b, id) -> b.write(id, region, offset, length, remote,
-                remoteOffset));
-    }
-
-    /**
-     * Blocking {@link #readAsync}.
-     *
-     * @param region       destination
-     * @param offset       offset
-     * @param length       bytes
-     * @param remote       peer region
-     * @param remoteOffset offset in it
-     * @return the completion
-     * @throws java.io.IOException {@link WorkRequestException} or {@link VerbsException}
-     * @throws InterruptedException if interrupted while waiting
-     * @throws IllegalArgumentException if {@code offset}, {@code length} or {@code remoteOffset} is negative or the
-     *                                  range does not fit its region (the message names the argument and the values)
-     */
-    public WorkCompletion read(MemoryRegion region, long offset, int length, RemoteRegion remote, long remoteOffset)
-            throws java.io.IOException, InterruptedException {
-        return read(region, offset, length, remote, remoteOffset, NO_DEADLINE);
-    }
-
-    /**
-     * Blocking {@link #readAsync}.
-     *
-     * @param region       destination
-     * @param offset       offset
-     * @param length       bytes
-     * @param remote       peer region
-     * @param remoteOffset offset in it
-     * @param timeout how long to wait for queue room and for the completion together (not negative)
-     * @return the completion
-     * @throws java.io.IOException {@link WorkRequestException}, {@link WorkRequestTimeoutException} at the
-     *         deadline, or {@link VerbsException}
-     * @throws InterruptedException if interrupted while waiting
-     * @throws IllegalArgumentException if {@code offset}, {@code length} or {@code remoteOffset} is negative or the
-     *                                  range does not fit its region (the message names the argument and the values)
-     */
-    public WorkCompletion read(MemoryRegion region, long offset, int length, RemoteRegion remote, long remoteOffset, java.time.Duration timeout)
-            throws java.io.IOException, InterruptedException {
-        return awaitSend("RDMA read", timeout, (b, id) -> b.read(id, region, offset, length, remote,
-                remoteOffset));
-    }
-
-    /**
-     * Blocking {@link #fetchAndAddAsync}.
-     *
-     * @param region       receives the old value
-     * @param offset       offset
-     * @param remote       peer region
-     * @param remoteOffset aligned offset
-     * @param add          addend
-     * @return the completion
-     * @throws java.io.IOException {@link WorkRequestException} or {@link VerbsException}
-     * @throws InterruptedException if interrupted while waiting
-     * @throws IllegalArgumentException if {@code offset} or {@code remoteOffset} is negative or the range does not
-     *                                  fit its region (the message names the argument and the values)
-     */
-    public WorkCompletion fetchAndAdd(MemoryRegion region, long offset, RemoteRegion remote, long remoteOffset, long add)
-            throws java.io.IOException, InterruptedException {
-        return fetchAndAdd(region, offset, remote, remoteOffset, add, NO_DEADLINE);
-    }
-
-    /**
-     * Blocking {@link #fetchAndAddAsync}.
-     *
-     * @param region       receives the old value
-     * @param offset       offset
-     * @param remote       peer region
-     * @param remoteOffset aligned offset
-     * @param add          addend
-     * @param timeout how long to wait for queue room and for the completion together (not negative)
-     * @return the completion
-     * @throws java.io.IOException {@link WorkRequestException}, {@link WorkRequestTimeoutException} at the
-     *         deadline, or {@link VerbsException}
-     * @throws InterruptedException if interrupted while waiting
-     * @throws IllegalArgumentException if {@code offset} or {@code remoteOffset} is negative or the range does not
-     *                                  fit its region (the message names the argument and the values)
-     */
-    public WorkCompletion fetchAndAdd(MemoryRegion region, long offset, RemoteRegion remote, long remoteOffset, long add, java.time.Duration timeout)
-            throws java.io.IOException, InterruptedException {
-        return awaitSend("fetch-and-add", timeout, (b, id) -> b.fetchAndAdd(id, region, offset, remote,
-                remoteOffset, add));
-    }
-
-    /**
-     * Blocking {@link #compareAndSwapAsync}.
-     *
-     * @param region       receives the old value
-     * @param offset       offset
-     * @param remote       peer region
-     * @param remoteOffset aligned offset
-     * @param compare      expected
-     * @param swap         new value
-     * @return the completion
-     * @throws java.io.IOException {@link WorkRequestException} or {@link VerbsException}
-     * @throws InterruptedException if interrupted while waiting
-     * @throws IllegalArgumentException if {@code offset} or {@code remoteOffset} is negative or the range does not
-     *                                  fit its region (the message names the argument and the values)
-     */
-    public WorkCompletion compareAndSwap(MemoryRegion region, long offset, RemoteRegion remote, long remoteOffset, long compare, long swap)
-            throws java.io.IOException, InterruptedException {
-        return compareAndSwap(region, offset, remote, remoteOffset, compare, swap, NO_DEADLINE);
-    }
-
-    /**
-     * Blocking {@link #compareAndSwapAsync}.
-     *
-     * @param region       receives the old value
-     * @param offset       offset
-     * @param remote       peer region
-     * @param remoteOffset aligned offset
-     * @param compare      expected
-     * @param swap         new value
-     * @param timeout how long to wait for queue room and for the completion together (not negative)
-     * @return the completion
-     * @throws java.io.IOException {@link WorkRequestException}, {@link WorkRequestTimeoutException} at the
-     *         deadline, or {@link VerbsException}
-     * @throws InterruptedException if interrupted while waiting
-     * @throws IllegalArgumentException if {@code offset} or {@code remoteOffset} is negative or the range does not
-     *                                  fit its region (the message names the argument and the values)
-     */
-    public WorkCompletion compareAndSwap(MemoryRegion region, long offset, RemoteRegion remote, long remoteOffset, long compare, long swap, java.time.Duration timeout)
-            throws java.io.IOException, InterruptedException {
-        return awaitSend("compare-and-swap", timeout, (b, id) -> b.compareAndSwap(id, region, offset, remote,
-                remoteOffset, compare, swap));
-    }
-
-    /**
-     * Blocking receive: posts it and parks until a message arrives.
-     *
-     * @param region destination
-     * @param offset offset
-     * @param length bytes
-     * @return the completion
-     * @throws java.io.IOException {@link WorkRequestException} or {@link VerbsException}
-     * @throws InterruptedException if interrupted while waiting
-     * @throws IllegalArgumentException if {@code offset} or {@code length} is negative or the range does not fit its
-     *                                  region (the message names the argument and the values)
-     */
-    public WorkCompletion receive(MemoryRegion region, long offset, int length)
-            throws java.io.IOException, InterruptedException {
-        return receive(region, offset, length, NO_DEADLINE);
-    }
-
-    /**
-     * Blocking receive: posts it and parks until a message arrives.
-     *
-     * @param region destination
-     * @param offset offset
-     * @param length bytes
-     * @param timeout how long to wait for queue room and for the completion together (not negative)
-     * @return the completion
-     * @throws java.io.IOException {@link WorkRequestException}, {@link WorkRequestTimeoutException} at the
-     *         deadline, or {@link VerbsException}
-     * @throws InterruptedException if interrupted while waiting
-     * @throws IllegalArgumentException if {@code offset} or {@code length} is negative or the range does not fit its
-     *                                  region (the message names the argument and the values)
-     */
-    public WorkCompletion receive(MemoryRegion region, long offset, int length, java.time.Duration timeout)
-            throws java.io.IOException, InterruptedException {
-        return awaitReceive(timeout, region, offset, length);
+    public BlockingQueuePair blocking(java.time.Duration timeout) {
+        java.util.Objects.requireNonNull(timeout, "timeout");
+        if (timeout.isNegative()) {
+            throw new IllegalArgumentException("a timeout must not be negative: " + timeout);
+        }
+        return new BlockingQueuePair(this, timeout, dev.rdma4j.internal.Timeouts.nanos(timeout));
     }
 
     // ---------------------------------------------------------------- plumbing
 
+    /** Writes one request into the wrapper's batch (the wr_id is rdma4j's). */
     @FunctionalInterface
-    private interface Encoder {
+    interface Encoder {
         void encode(SendBatch batch, long wrId);
     }
 
@@ -934,14 +569,14 @@ public final class AsyncQueuePair implements AutoCloseable {
      * a JVM run with {@code -XX:TieredStopAtLevel=1}) a capturing lambda is made through a method handle and a
      * runtime call (~10 times a {@code new}; C2 makes it a {@code new}).
      */
-    private record SendEncoder(MemoryRegion region, long offset, int length) implements Encoder {
+    record SendEncoder(MemoryRegion region, long offset, int length) implements Encoder {
         @Override
         public void encode(SendBatch batch, long wrId) {
             batch.send(wrId, region, offset, length);
         }
     }
 
-    private CompletableFuture<WorkCompletion> postSend(String what, long roomNanos, Encoder encoder) {
+    CompletableFuture<WorkCompletion> postSend(String what, long roomNanos, Encoder encoder) {
         CompletableFuture<WorkCompletion> refused = admit(what, roomNanos, sendRoom, 1);
         return refused != null ? refused : handOut(sendBody(what, encoder));
     }
@@ -966,7 +601,7 @@ public final class AsyncQueuePair implements AutoCloseable {
         return f;
     }
 
-    private CompletableFuture<WorkCompletion> postReceive(long roomNanos, MemoryRegion region, long offset,
+    CompletableFuture<WorkCompletion> postReceive(long roomNanos, MemoryRegion region, long offset,
             int length) {
         CompletableFuture<WorkCompletion> refused = admit("receive", roomNanos, recvRoom, 1);
         return refused != null ? refused : handOut(receiveBody(region, offset, length));
@@ -1016,7 +651,7 @@ public final class AsyncQueuePair implements AutoCloseable {
             engine.refuseBlockingOnEngineThread("AsyncQueuePair's blocking " + what);
             try {
                 if (!room.tryAcquire(permits, roomNanos, java.util.concurrent.TimeUnit.NANOSECONDS)) {
-                    return CompletableFuture.failedFuture(new RoomTimeout());
+                    return CompletableFuture.failedFuture(new BlockingQueuePair.RoomTimeout());
                 }
             } catch (InterruptedException e) {
                 return CompletableFuture.failedFuture(e);
@@ -1143,67 +778,6 @@ public final class AsyncQueuePair implements AutoCloseable {
     void fail(Throwable cause) {
         broken = cause;
         failPending("its completion queue failed: " + cause.getMessage(), cause);
-    }
-
-    /** No queue room came before the deadline (internal marker, turned into the caller's exception). */
-    private static final class RoomTimeout extends RuntimeException {
-        private static final long serialVersionUID = 1L;
-
-        RoomTimeout() {
-            super(null, null, false, false);
-        }
-    }
-
-    private WorkCompletion awaitSend(String what, java.time.Duration timeout, Encoder encoder)
-            throws java.io.IOException, InterruptedException {
-        long budget = budget(timeout);
-        long start = System.nanoTime();
-        return await(what, timeout, start, budget, postSend(what, budget, encoder));
-    }
-
-    private WorkCompletion awaitReceive(java.time.Duration timeout, MemoryRegion region, long offset, int length)
-            throws java.io.IOException, InterruptedException {
-        long budget = budget(timeout);
-        long start = System.nanoTime();
-        return await("receive", timeout, start, budget, postReceive(budget, region, offset, length));
-    }
-
-    private static long budget(java.time.Duration timeout) {
-        java.util.Objects.requireNonNull(timeout, "timeout");
-        if (timeout.isNegative()) {
-            throw new IllegalArgumentException("a timeout must not be negative: " + timeout);
-        }
-        if (timeout == NO_DEADLINE) {
-            return Long.MAX_VALUE;
-        }
-        return dev.rdma4j.internal.Timeouts.nanos(timeout); // longer than Long.MAX_VALUE ns: that, no deadline
-    }
-
-    private static WorkCompletion await(String what, java.time.Duration timeout, long start, long budget,
-            CompletableFuture<WorkCompletion> f) throws java.io.IOException, InterruptedException {
-        try {
-            if (budget == Long.MAX_VALUE) {
-                return f.get();
-            }
-            return f.get(Math.max(0, budget - (System.nanoTime() - start)), java.util.concurrent.TimeUnit.NANOSECONDS);
-        } catch (java.util.concurrent.TimeoutException e) {
-            throw new WorkRequestTimeoutException(what, timeout, true);
-        } catch (ExecutionException e) {
-            Throwable c = e.getCause();
-            if (c instanceof RoomTimeout) {
-                throw new WorkRequestTimeoutException(what, timeout, false);
-            }
-            if (c instanceof InterruptedException ie) {
-                throw ie;
-            }
-            if (c instanceof java.io.IOException io) {
-                throw io;
-            }
-            if (c instanceof RuntimeException r) {
-                throw r;
-            }
-            throw new java.io.IOException(c);
-        }
     }
 
     /**

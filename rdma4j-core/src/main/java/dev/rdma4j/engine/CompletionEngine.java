@@ -34,7 +34,7 @@ import java.util.function.Supplier;
  * <p>Threading: thread-safe. Everything it calls back (completions, continuations without an executor, fallback
  * handlers, watched-fd handlers, listeners, tasks given to {@link #execute}) runs on its one thread, or, for the
  * completions of a CQ a caller waits on ({@link #pollWhileWaiting}, {@link #blockWhileWaiting}), on that caller's
- * thread, and must not block: a blocking call there stops every other completion (the blocking twins of {@link AsyncQueuePair}
+ * thread, and must not block: a blocking call there stops every other completion (the blocking view of {@link AsyncQueuePair}
  * detect it and throw). A callback's {@code RuntimeException} is logged and counted ({@link
  * #callbackFailures()}); an {@code Error} ends the engine ({@link #terminationCause()}).
  *

@@ -7,7 +7,7 @@ import java.io.IOException;
 /**
  * A work request completed with an error status, or never will (its queue pair or engine was closed,
  * which rdma4j reports as {@link WcStatus#WR_FLUSH_ERR}). Futures of the async API complete
- * exceptionally with it; the blocking forms throw it.
+ * exceptionally with it; the blocking view ({@link BlockingQueuePair}) throws it.
  *
  * <p>Threading: immutable, thread-safe.
  */

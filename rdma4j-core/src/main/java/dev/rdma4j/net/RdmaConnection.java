@@ -977,7 +977,7 @@ public final class RdmaConnection implements AutoCloseable {
      */
     public void write(long localOffset, long remoteOffset, int length) throws IOException, InterruptedException {
         ensureOpen();
-        aq.write(region(), localOffset, length, peerRegion(), remoteOffset, options.timeout());
+        aq.blocking(options.timeout()).write(region(), localOffset, length, peerRegion(), remoteOffset);
     }
 
     /**
@@ -1008,7 +1008,7 @@ public final class RdmaConnection implements AutoCloseable {
      */
     public void read(long localOffset, long remoteOffset, int length) throws IOException, InterruptedException {
         ensureOpen();
-        aq.read(region(), localOffset, length, peerRegion(), remoteOffset, options.timeout());
+        aq.blocking(options.timeout()).read(region(), localOffset, length, peerRegion(), remoteOffset);
     }
 
     /**

@@ -97,7 +97,7 @@ class RdmaCmDeviceTest {
                                     AccessFlag.LOCAL_WRITE)) {
                         CompletableFuture<WorkCompletion> recv = sq.receiveAsync(sm, 0, 4096);
                         MemorySegmentText.put(cm, "over the rdma_cm connection");
-                        cq.send(cm, 0, 27);
+                        cq.blocking().send(cm, 0, 27);
                         assertThat(recv.get(T, TimeUnit.SECONDS).byteLength()).isEqualTo(27);
                         assertThat(MemorySegmentText.get(sm, 27)).isEqualTo("over the rdma_cm connection");
 

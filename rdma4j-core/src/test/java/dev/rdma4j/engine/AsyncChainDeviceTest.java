@@ -42,7 +42,7 @@ class AsyncChainDeviceTest {
             assertThat(p.a.sendRoom()).isEqualTo(capacity);
             assertThat(chain.count()).as("the batch is unchanged, reusable").isEqualTo(2);
             CompletableFuture<WorkCompletion> again = p.b.receiveAsync(p.memB, 1024, 64);
-            assertThat(p.a.post(chain, Duration.ofSeconds(T)).opcode()).isEqualTo(WcOpcode.SEND);
+            assertThat(p.a.blocking(Duration.ofSeconds(T)).post(chain).opcode()).isEqualTo(WcOpcode.SEND);
             again.get(T, TimeUnit.SECONDS);
             assertThat(p.a.sendRoom()).isEqualTo(capacity);
         }

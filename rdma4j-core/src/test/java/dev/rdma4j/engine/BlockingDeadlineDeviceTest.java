@@ -27,7 +27,7 @@ class BlockingDeadlineDeviceTest {
         try (EnginePair p = new EnginePair(PollingMode.EVENT, 8)) {
             int capacity = p.a.queuePair().capabilities().maxSendWr();
             long t0 = System.nanoTime();
-            assertThatThrownBy(() -> p.a.send(p.memA, 0, 8, Duration.ofSeconds(2)))
+            assertThatThrownBy(() -> p.a.blocking(Duration.ofSeconds(2)).send(p.memA, 0, 8))
                     .isInstanceOfSatisfying(WorkRequestTimeoutException.class, e -> {
                         assertThat(e.posted()).isTrue();
                         assertThat(e.timeout()).isEqualTo(Duration.ofSeconds(2));
@@ -39,7 +39,7 @@ class BlockingDeadlineDeviceTest {
             assertThatThrownBy(p.memA::close).isInstanceOf(IllegalStateException.class)
                     .hasMessageContaining("posted work request");
             // the receive arrives late: the abandoned send completes on the device and gives its room back
-            WorkCompletion r = p.b.receive(p.memB, 0, 64, Duration.ofSeconds(T));
+            WorkCompletion r = p.b.blocking(Duration.ofSeconds(T)).receive(p.memB, 0, 64);
             assertThat(r.byteLength()).isEqualTo(8);
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(T);
             while (p.a.sendRoom() != capacity && System.nanoTime() < deadline) {
@@ -58,7 +58,7 @@ class BlockingDeadlineDeviceTest {
                 stuck.add(p.a.sendAsync(p.memA, 0, 8)); // no receive on b: RNR, retried forever
             }
             assertThat(p.a.sendRoom()).isZero();
-            assertThatThrownBy(() -> p.a.write(p.memA, 0, 8, p.memB.remote(), 0, Duration.ofMillis(500)))
+            assertThatThrownBy(() -> p.a.blocking(Duration.ofMillis(500)).write(p.memA, 0, 8, p.memB.remote(), 0))
                     .isInstanceOfSatisfying(WorkRequestTimeoutException.class, e -> {
                         assertThat(e.posted()).isFalse();
                         assertThat(e).hasMessageContaining("RDMA write found no queue room within PT0.5S");
@@ -77,7 +77,7 @@ class BlockingDeadlineDeviceTest {
             AtomicReference<Throwable> outcome = new AtomicReference<>();
             Thread caller = Thread.ofVirtual().start(() -> {
                 try {
-                    p.a.send(p.memA, 0, 8); // no deadline, no receive on b
+                    p.a.blocking().send(p.memA, 0, 8); // no deadline, no receive on b
                     outcome.set(new AssertionError("completed"));
                 } catch (Throwable t) {
                     outcome.set(t);
@@ -92,10 +92,10 @@ class BlockingDeadlineDeviceTest {
             caller.join(TimeUnit.SECONDS.toMillis(T));
             assertThat(caller.isAlive()).isFalse();
             assertThat(outcome.get()).isInstanceOf(InterruptedException.class);
-            assertThatThrownBy(() -> p.a.send(p.memA, 0, 8, Duration.ofSeconds(-1)))
+            assertThatThrownBy(() -> p.a.blocking(Duration.ofSeconds(-1)).send(p.memA, 0, 8))
                     .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("negative");
-            assertThatThrownBy(() -> p.a.send(p.memA, 0, 8, null)).isInstanceOf(NullPointerException.class);
-            p.b.receive(p.memB, 0, 64, Duration.ofSeconds(T)); // the interrupted send still completes
+            assertThatThrownBy(() -> p.a.blocking(null).send(p.memA, 0, 8)).isInstanceOf(NullPointerException.class);
+            p.b.blocking(Duration.ofSeconds(T)).receive(p.memB, 0, 64); // the interrupted send still completes
         }
     }
 }

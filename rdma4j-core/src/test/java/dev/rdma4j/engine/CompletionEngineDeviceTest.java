@@ -75,8 +75,8 @@ class CompletionEngineDeviceTest {
                         for (int i = 0; i < perThread; i++) {
                             long off = (id * perThread + i) * 8L;
                             p.memA.segment().set(JAVA_LONG, off, id * 1000L + i);
-                            p.a.write(p.memA, off, 8, p.memB.remote(), off);
-                            p.a.fetchAndAdd(p.memA, 512 * 1024 + id * 8L, p.memB.remote(), 600 * 1024, 1);
+                            p.a.blocking().write(p.memA, off, 8, p.memB.remote(), off);
+                            p.a.blocking().fetchAndAdd(p.memA, 512 * 1024 + id * 8L, p.memB.remote(), 600 * 1024, 1);
                         }
                     } catch (Throwable e) {
                         errors.add(e);
@@ -101,10 +101,10 @@ class CompletionEngineDeviceTest {
     void blockingImmediateForms(PollingMode mode) throws Exception {
         try (EnginePair p = new EnginePair(mode, 16)) {
             CompletableFuture<WorkCompletion> r1 = p.b.receiveAsync(p.memB, 0, 64);
-            assertThat(p.a.sendWithImmediate(p.memA, 0, 8, 0x1234).opcode()).isEqualTo(WcOpcode.SEND);
+            assertThat(p.a.blocking().sendWithImmediate(p.memA, 0, 8, 0x1234).opcode()).isEqualTo(WcOpcode.SEND);
             assertThat(r1.get(T, TimeUnit.SECONDS).immediateData()).isEqualTo(0x1234);
             CompletableFuture<WorkCompletion> r2 = p.b.receiveAsync(p.memB, 0, 64);
-            p.a.writeWithImmediate(p.memA, 0, 64, p.memB.remote(), 4096, 0x5678);
+            p.a.blocking().writeWithImmediate(p.memA, 0, 64, p.memB.remote(), 4096, 0x5678);
             WorkCompletion w = r2.get(T, TimeUnit.SECONDS);
             assertThat(w.opcode()).isEqualTo(WcOpcode.RECV_RDMA_WITH_IMM);
             assertThat(w.immediateData()).isEqualTo(0x5678);
@@ -127,7 +127,7 @@ class CompletionEngineDeviceTest {
             assertThatThrownBy(() -> after.get(T, TimeUnit.SECONDS)).cause()
                     .isInstanceOfSatisfying(WorkRequestException.class,
                             e -> assertThat(e.status()).isEqualTo(WcStatus.WR_FLUSH_ERR));
-            assertThatThrownBy(() -> p.a.send(p.memA, 0, 8)).isInstanceOf(WorkRequestException.class);
+            assertThatThrownBy(() -> p.a.blocking().send(p.memA, 0, 8)).isInstanceOf(WorkRequestException.class);
         }
     }
 

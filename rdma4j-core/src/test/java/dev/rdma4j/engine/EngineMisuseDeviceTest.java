@@ -27,7 +27,7 @@ class EngineMisuseDeviceTest {
             CompletableFuture<Object> chained = received.thenApply(c -> {
                 assertThat(p.engine.inEngineThread()).isTrue();
                 try {
-                    return p.b.write(p.memB, 0, 8, p.memA.remote(), 64);
+                    return p.b.blocking().write(p.memB, 0, 8, p.memA.remote(), 64);
                 } catch (Exception e) {
                     throw new IllegalStateException("unexpected " + e, e);
                 }
@@ -99,7 +99,7 @@ class EngineMisuseDeviceTest {
             assertThat(late).isCompletedExceptionally();
             assertThatThrownBy(late::join).cause().isInstanceOf(IllegalStateException.class)
                     .hasMessageContaining("engine").hasMessageContaining("closed");
-            assertThatThrownBy(() -> p.a.send(p.memA, 0, 8)).isInstanceOf(IllegalStateException.class)
+            assertThatThrownBy(() -> p.a.blocking().send(p.memA, 0, 8)).isInstanceOf(IllegalStateException.class)
                     .hasMessageContaining("closed");
         }
     }

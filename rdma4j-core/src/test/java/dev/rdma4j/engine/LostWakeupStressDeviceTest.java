@@ -38,13 +38,13 @@ class LostWakeupStressDeviceTest {
                             CompletableFuture<WorkCompletion> ping = p.b.receiveAsync(p.memB, slot, 8);
                             CompletableFuture<WorkCompletion> pong = p.a.receiveAsync(p.memA, 4096 + slot, 8);
                             p.memA.segment().set(JAVA_LONG, 8192 + slot, ((long) id << 32) | i);
-                            p.a.send(p.memA, 8192 + slot, 8);
+                            p.a.blocking().send(p.memA, 8192 + slot, 8);
                             ping.get(120, TimeUnit.SECONDS);
                             long got = p.memB.segment().get(JAVA_LONG, slot); // whose ping landed here
                             if (pingsSeen.put(got, Boolean.TRUE) != null) {
                                 throw new AssertionError("ping " + Long.toHexString(got) + " received twice");
                             }
-                            p.b.send(p.memB, slot, 8);
+                            p.b.blocking().send(p.memB, slot, 8);
                             pong.get(120, TimeUnit.SECONDS);
                         }
                     } catch (Throwable e) {

@@ -62,7 +62,7 @@ class ReceiveStreamDeviceTest {
             CompletableFuture<Void> sender = CompletableFuture.runAsync(() -> {
                 try {
                     for (int i = 0; i < n; i++) {
-                        p.a.send(p.memA, i * 4L, 4);
+                        p.a.blocking().send(p.memA, i * 4L, 4);
                     }
                 } catch (Exception e) {
                     throw new RuntimeException(e);
