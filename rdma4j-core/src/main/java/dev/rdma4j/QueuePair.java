@@ -1,5 +1,6 @@
 package dev.rdma4j;
 
+import dev.rdma4j.internal.ffi.CConstants;
 import dev.rdma4j.internal.ffi.Codec;
 import dev.rdma4j.internal.ffi.DataPath;
 import dev.rdma4j.internal.ffi.Native;
@@ -41,27 +42,26 @@ public final class QueuePair extends NativeResource {
     /** UD receives start with this many bytes of GRH ({@link GlobalRouteHeader}). */
     public static final int UD_GRH_BYTES = GlobalRouteHeader.BYTES;
 
-    private static final int EINVAL = 22;
-    private static final int ENOMEM = 12;
-    // enum ibv_qp_attr_mask
-    private static final int STATE = 1;
-    private static final int ACCESS_FLAGS = 1 << 3;
-    private static final int PKEY_INDEX = 1 << 4;
-    private static final int PORT = 1 << 5;
-    private static final int QKEY = 1 << 6;
-    private static final int AV = 1 << 7;
-    private static final int PATH_MTU = 1 << 8;
-    private static final int TIMEOUT = 1 << 9;
-    private static final int RETRY_CNT = 1 << 10;
-    private static final int RNR_RETRY = 1 << 11;
-    private static final int RQ_PSN = 1 << 12;
-    private static final int MAX_QP_RD_ATOMIC = 1 << 13;
-    private static final int MIN_RNR_TIMER = 1 << 15;
-    private static final int SQ_PSN = 1 << 16;
-    private static final int MAX_DEST_RD_ATOMIC = 1 << 17;
-    private static final int CAP = 1 << 19;
-    private static final int DEST_QPN = 1 << 20;
-    private static final int QUERY_ALL = (1 << 21) - 1;
+    private static final int EINVAL = CConstants.EINVAL;
+    private static final int ENOMEM = dev.rdma4j.internal.ffi.Libc.ENOMEM;
+    // enum ibv_qp_attr_mask (C's values: internal.ffi, checked by gcc)
+    private static final int STATE = CConstants.IBV_QP_STATE;
+    private static final int ACCESS_FLAGS = CConstants.IBV_QP_ACCESS_FLAGS;
+    private static final int PKEY_INDEX = CConstants.IBV_QP_PKEY_INDEX;
+    private static final int PORT = CConstants.IBV_QP_PORT;
+    private static final int QKEY = CConstants.IBV_QP_QKEY;
+    private static final int AV = CConstants.IBV_QP_AV;
+    private static final int PATH_MTU = CConstants.IBV_QP_PATH_MTU;
+    private static final int TIMEOUT = CConstants.IBV_QP_TIMEOUT;
+    private static final int RETRY_CNT = CConstants.IBV_QP_RETRY_CNT;
+    private static final int RNR_RETRY = CConstants.IBV_QP_RNR_RETRY;
+    private static final int RQ_PSN = CConstants.IBV_QP_RQ_PSN;
+    private static final int MAX_QP_RD_ATOMIC = CConstants.IBV_QP_MAX_QP_RD_ATOMIC;
+    private static final int MIN_RNR_TIMER = CConstants.IBV_QP_MIN_RNR_TIMER;
+    private static final int SQ_PSN = CConstants.IBV_QP_SQ_PSN;
+    private static final int MAX_DEST_RD_ATOMIC = CConstants.IBV_QP_MAX_DEST_RD_ATOMIC;
+    private static final int DEST_QPN = CConstants.IBV_QP_DEST_QPN;
+    private static final int QUERY_ALL = CConstants.IBV_QP_QUERY_ALL;
 
     private final Context context;
     private final ProtectionDomain pd;

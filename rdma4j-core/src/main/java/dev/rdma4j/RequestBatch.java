@@ -199,7 +199,7 @@ abstract sealed class RequestBatch implements AutoCloseable permits SendBatch, R
         int n = count;
         if (slots.free() < n) {
             failedIndex = 0;
-            return 12; // ENOMEM: the queue is full
+            return dev.rdma4j.internal.ffi.Libc.ENOMEM; // the queue is full
         }
         int claimed = 0;
         try {

@@ -41,8 +41,8 @@ import java.util.function.Consumer;
 public final class SharedReceiveQueue extends NativeResource {
     private static final int MAX_WR = 1;
     private static final int LIMIT = 2;
-    private static final int EINVAL = 22;
-    private static final int ENOMEM = 12;
+    private static final int EINVAL = dev.rdma4j.internal.ffi.CConstants.EINVAL;
+    private static final int ENOMEM = dev.rdma4j.internal.ffi.Libc.ENOMEM;
 
     private final ProtectionDomain pd;
     private final Context context;

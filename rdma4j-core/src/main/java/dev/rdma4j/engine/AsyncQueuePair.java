@@ -53,7 +53,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * blocking view detects the engine thread and throws.
  */
 public final class AsyncQueuePair implements AutoCloseable {
-    private static final int ENOMEM = 12;
+    private static final int ENOMEM = dev.rdma4j.internal.ffi.Libc.ENOMEM;
     /** The timeout of the blocking view without a deadline. */
     private static final java.time.Duration NO_DEADLINE = java.time.Duration.ofSeconds(Long.MAX_VALUE);
     /** {@link #post}'s deadline for the async forms: take room now or fail. */

@@ -45,7 +45,7 @@ import java.util.List;
 /** Device and context verbs: discovery, open/close, device/port/GID queries. */
 @SuppressWarnings("restricted")
 public final class DeviceVerbs {
-    private static final int ENODATA = 61;
+    private static final int ENODATA = CConstants.ENODATA;
 
     private DeviceVerbs() {
     }
@@ -303,7 +303,7 @@ public final class DeviceVerbs {
                 int rc = (int) H.QUERY_GID_EX.invokeExact(ctx, port, index, e, 0, IBV_GID_ENTRY.byteSize());
                 if (rc != 0) {
                     int errno = Native.errorCode(rc, 0);
-                    if (!strict && (errno == ENODATA || errno == 22)) {
+                    if (!strict && (errno == ENODATA || errno == CConstants.EINVAL)) {
                         return null;
                     }
                     throw Native.fail("ibv_query_gid_ex", errno, "port " + port + " index " + index);
@@ -316,7 +316,7 @@ public final class DeviceVerbs {
             int rc = (int) H.QUERY_GID.invokeExact(errno, ctx, (byte) port, index, g);
             if (rc != 0) {
                 int code = Native.errorCode(rc, Native.errno(errno));
-                if (!strict && (code == ENODATA || code == 22)) {
+                if (!strict && (code == ENODATA || code == CConstants.EINVAL)) {
                     return null;
                 }
                 throw Native.fail("ibv_query_gid", code, "port " + port + " index " + index);

@@ -45,6 +45,9 @@ class LayoutConformanceTest {
         StringBuilder c = new StringBuilder("""
                 #include <stdio.h>
                 #include <stddef.h>
+                #include <errno.h>
+                #include <fcntl.h>
+                #include <sys/eventfd.h>
                 #include <sys/epoll.h>
                 #include <poll.h>
                 #include <infiniband/verbs.h>
@@ -61,7 +64,9 @@ class LayoutConformanceTest {
                         .append(m.type).append(" *)0)->").append(m.path).append("));\n");
             }
         }
-        for (Object[] constant : Structs.constants()) {
+        List<Object[]> constants = new ArrayList<>(Structs.constants());
+        constants.addAll(CConstants.all());
+        for (Object[] constant : constants) {
             c.append("  printf(\"const|%s|%ld|0\\n\", \"").append(constant[0]).append("\", (long)(")
                     .append(constant[0]).append("));\n");
         }
@@ -81,7 +86,7 @@ class LayoutConformanceTest {
         for (Member m : members) {
             java.put(m.type + "|" + m.path, m.offset + "|" + m.size);
         }
-        for (Object[] constant : Structs.constants()) {
+        for (Object[] constant : constants) {
             java.put("const|" + constant[0], constant[1] + "|0");
         }
         assertThat(members).hasSizeGreaterThan(100);
