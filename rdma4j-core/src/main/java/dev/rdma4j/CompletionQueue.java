@@ -123,7 +123,7 @@ public final class CompletionQueue extends NativeResource {
             int n = DataPath.pollCq(pollFn, handle.address(), completions.capacity(), wcs);
             if (n < 0) {
                 completions.count(0);
-                throw Native.fail("ibv_poll_cq", -n > 1 ? -n : 5, description());
+                throw Native.fail("ibv_poll_cq", -n > 1 ? -n : dev.rdma4j.internal.ffi.CConstants.EIO, description());
             }
             int kept = 0;
             for (int i = 0; i < n; i++) {

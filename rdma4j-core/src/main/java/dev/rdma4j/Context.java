@@ -162,7 +162,7 @@ public final class Context extends NativeResource {
     public GidEntry bestRoceGid(int port) throws VerbsException {
         return gidTable(port).stream()
                 .min(Comparator.comparingInt(Context::gidPreference).thenComparingInt(GidEntry::index))
-                .orElseThrow(() -> new VerbsException("ibv_query_gid_ex", 61, "No data available",
+                .orElseThrow(() -> new VerbsException("ibv_query_gid_ex", dev.rdma4j.internal.ffi.CConstants.ENODATA, "No data available",
                         device.name() + " port " + port + " has no valid GID"));
     }
 

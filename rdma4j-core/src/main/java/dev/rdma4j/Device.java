@@ -46,7 +46,7 @@ public record Device(String name, long guid, NodeType nodeType, TransportType tr
                 return d;
             }
         }
-        throw new VerbsException("ibv_get_device_list", 19, "No such device",
+        throw new VerbsException("ibv_get_device_list", dev.rdma4j.internal.ffi.CConstants.ENODEV, "No such device",
                 wanted == null ? "no RDMA device on this machine" : "no RDMA device named " + wanted
                         + " (found " + devices.stream().map(Device::name).toList() + ")");
     }

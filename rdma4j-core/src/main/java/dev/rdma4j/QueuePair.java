@@ -242,7 +242,7 @@ public final class QueuePair extends NativeResource {
     private static int cap(MemorySegment init, MemoryLayout l, String field, long bound) throws VerbsException {
         long v = Codec.get(init, l, field); // unsigned
         if (v > bound) {
-            throw Native.fail("ibv_create_qp", 75 /* EOVERFLOW */, "the provider granted " + field.substring(4)
+            throw Native.fail("ibv_create_qp", CConstants.EOVERFLOW, "the provider granted " + field.substring(4)
                     + " = " + v + ", beyond any device's (at most " + bound + "): the queue pair was destroyed");
         }
         return (int) v;

@@ -19,6 +19,12 @@ public final class CConstants {
     public static final int EINVAL = 22;
     /** {@code ENODATA}: an empty GID table entry. */
     public static final int ENODATA = 61;
+    /** {@code EIO}: what a failed {@code ibv_poll_cq} is reported as when it gives no errno of its own. */
+    public static final int EIO = 5;
+    /** {@code ENODEV}: no such device. */
+    public static final int ENODEV = 19;
+    /** {@code EOVERFLOW}: the provider granted more than rdma4j can hold. */
+    public static final int EOVERFLOW = 75;
 
     // enum ibv_qp_attr_mask
     /** {@code IBV_QP_STATE}. */
@@ -66,7 +72,7 @@ public final class CConstants {
     public static List<Object[]> all() {
         return List.of(
                 c("EINTR", Libc.EINTR), c("EAGAIN", Libc.EAGAIN), c("ENOMEM", Libc.ENOMEM), c("EINVAL", EINVAL),
-                c("ENODATA", ENODATA),
+                c("ENODATA", ENODATA), c("EIO", EIO), c("ENODEV", ENODEV), c("EOVERFLOW", EOVERFLOW),
                 c("EPOLLIN", Libc.EPOLLIN), c("EPOLLERR", Libc.EPOLLERR), c("EPOLLHUP", Libc.EPOLLHUP),
                 c("EPOLLET", Integer.toUnsignedLong(Libc.EPOLLET)) /* 1u << 31 */, c("EPOLL_CTL_ADD", Libc.EPOLL_CTL_ADD),
                 c("EPOLL_CTL_DEL", Libc.EPOLL_CTL_DEL), c("EPOLL_CLOEXEC", Libc.EPOLL_CLOEXEC),

@@ -165,7 +165,7 @@ public final class DeviceVerbs {
                         return ctx.reinterpret(IBV_CONTEXT.byteSize());
                     }
                 }
-                throw Native.fail("ibv_open_device", 19, "no RDMA device named " + name);
+                throw Native.fail("ibv_open_device", CConstants.ENODEV, "no RDMA device named " + name);
             } finally {
                 H.FREE_DEVICE_LIST.invokeExact(list);
             }
