@@ -121,7 +121,10 @@ warmups() {
 icount_case() {
 	local name=$1 args=$2 n=$3 ctool=$4 n1=$5 n2=${6:-} r before w rc key t0=$SECONDS spin_marks=
 	[[ $args != perf\ * ]] || spin_marks="--icount-marks $marks/libicount-marks.so"
-	[[ $args != perf\ * ]] || args+=" -n $n --warmup-time $WARMUP_TIME"
+	# warm-up rounds as long as the measured run: "no compilation for two rounds" then says the run will see none
+	# (rounds of 1,000 before 5,000 measured let write_bw's WorkRing.complete cross C2's back-edge threshold, an OSR
+	# compilation, inside the window: -XX:+PrintCompilation, 2026-11-27)
+	[[ $args != perf\ * ]] || args+=" -n $n --warmup $n --warmup-time $WARMUP_TIME"
 	[[ $args == perf\ * ]] || args+=" -n $n"
 	for ((r = 1; r <= rounds; r++)); do
 		before=$(windows)
