@@ -2,13 +2,11 @@ package dev.rdma4j;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import java.util.function.ToIntFunction;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -52,12 +50,9 @@ class EnumCodesConformanceTest {
             c.append("  printf(\"%s %d\\n\", \"").append(name).append("\", (int)(").append(name).append("));\n");
         }
         c.append("  return 0;\n}\n");
-        Path src = dir.resolve("enums.c");
-        Files.writeString(src, c);
-        Path exe = dir.resolve("enums");
-        run(dir, "gcc", "-Wall", "-Werror", "-o", exe.toString(), src.toString());
+        String out = dev.rdma4j.testing.Gcc.compileAndRun(dir, "enums", c);
         Map<String, Integer> gcc = new LinkedHashMap<>();
-        for (String line : run(dir, exe.toString()).split("\n")) {
+        for (String line : out.split("\n")) {
             String[] f = line.split(" ");
             gcc.put(f[0], Integer.parseInt(f[1]));
         }
@@ -78,13 +73,5 @@ class EnumCodesConformanceTest {
             }
             out.put(f.renamed().getOrDefault(e.name(), f.prefix() + e.name()), f.code().applyAsInt(e));
         }
-    }
-
-    private static String run(Path dir, String... command) throws Exception {
-        Process p = new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true).start();
-        String output = new String(p.getInputStream().readAllBytes());
-        assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
-        assertThat(p.exitValue()).as("%s failed:%n%s", String.join(" ", command), output).isZero();
-        return output;
     }
 }

@@ -5,13 +5,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.lang.foreign.GroupLayout;
 import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.PaddingLayout;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -71,11 +69,7 @@ class LayoutConformanceTest {
                     .append(constant[0]).append("));\n");
         }
         c.append("  return 0;\n}\n");
-        Path src = dir.resolve("layouts.c");
-        Files.writeString(src, c);
-        Path exe = dir.resolve("layouts");
-        run(dir, "gcc", "-Wall", "-Werror", "-o", exe.toString(), src.toString());
-        String out = run(dir, exe.toString());
+        String out = dev.rdma4j.testing.Gcc.compileAndRun(dir, "layouts", c);
 
         Map<String, String> gcc = new LinkedHashMap<>();
         for (String line : out.split("\n")) {
@@ -122,13 +116,5 @@ class LayoutConformanceTest {
             }
             offset += m.byteSize();
         }
-    }
-
-    private static String run(Path dir, String... command) throws Exception {
-        Process p = new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true).start();
-        String output = new String(p.getInputStream().readAllBytes());
-        assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
-        assertThat(p.exitValue()).as("%s failed:%n%s", String.join(" ", command), output).isZero();
-        return output;
     }
 }
