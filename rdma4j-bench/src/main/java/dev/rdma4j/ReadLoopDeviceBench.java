@@ -84,8 +84,8 @@ public class ReadLoopDeviceBench {
         WrView.rdma(wr, 0, mr.segment().address() + 4096, mr.rkey());
         badWr = arena.allocate(ValueLayout.ADDRESS);
         wc = arena.allocate(WcView.SIZE * 4, 8);
-        postFn = DataPath.op(lb.ctx.handle(), "post_send");
-        pollFn = DataPath.op(lb.ctx.handle(), "poll_cq");
+        postFn = DataPath.op(lb.ctx.handle(), DataPath.Op.POST_SEND);
+        pollFn = DataPath.op(lb.ctx.handle(), DataPath.Op.POLL_CQ);
         wrAddr = wr.address();
         badWrAddr = badWr.address();
         wcAddr = wc.address();

@@ -88,8 +88,8 @@ public class WritePingPongDeviceBench {
             this.myArea = myArea;
             this.peerArea = peerArea;
             this.src = src;
-            postFn = DataPath.op(lb.ctx.handle(), "post_send");
-            pollFn = DataPath.op(lb.ctx.handle(), "poll_cq");
+            postFn = DataPath.op(lb.ctx.handle(), DataPath.Op.POST_SEND);
+            pollFn = DataPath.op(lb.ctx.handle(), DataPath.Op.POLL_CQ);
             qpAddress = RawDowncalls.qpAddress(qp);
             cqAddress = cq.handle().address();
             MemorySegment sge = arena.allocate(WrView.SGE_SIZE, 8);

@@ -1,9 +1,8 @@
 package dev.rdma4j;
 
-import dev.rdma4j.internal.ffi.Codec;
+import dev.rdma4j.internal.ffi.AhSrqCqAttrs;
 import dev.rdma4j.internal.ffi.ResourceVerbs;
 import java.lang.foreign.Arena;
-import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
 
 /**
@@ -79,8 +78,8 @@ public final class AddressHandle extends NativeResource {
         super("AddressHandle(" + (a.global() ? a.dgid() : "lid " + a.dlid()) + ")", pd, true);
         MemorySegment ah;
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment attr = arena.allocate(Codec.ahAttr());
-            encode(attr, Codec.ahAttr(), "", a);
+            MemorySegment attr = AhSrqCqAttrs.ahAttr(arena);
+            encode(attr, false, a);
             ah = ResourceVerbs.createAh(pd.handle(), attr);
         } catch (VerbsException | RuntimeException e) {
             abandon();
@@ -90,21 +89,10 @@ public final class AddressHandle extends NativeResource {
         this.attributes = a;
     }
 
-    /** Writes an ah_attr at {@code prefix} ("" for a struct ibv_ah_attr, "ah_attr." inside ibv_qp_attr). */
-    static void encode(MemorySegment s, MemoryLayout l, String prefix, Attributes a) {
-        Codec.put(s, l, prefix + "dlid", a.dlid());
-        Codec.put(s, l, prefix + "sl", a.serviceLevel());
-        Codec.put(s, l, prefix + "src_path_bits", 0);
-        Codec.put(s, l, prefix + "static_rate", 0);
-        Codec.put(s, l, prefix + "is_global", a.global() ? 1 : 0);
-        Codec.put(s, l, prefix + "port_num", a.port());
-        if (a.global()) {
-            Codec.putBytes(s, l, prefix + "grh.dgid", a.dgid().toBytes());
-            Codec.put(s, l, prefix + "grh.sgid_index", a.sgidIndex());
-            Codec.put(s, l, prefix + "grh.hop_limit", a.hopLimit());
-            Codec.put(s, l, prefix + "grh.traffic_class", a.trafficClass());
-            Codec.put(s, l, prefix + "grh.flow_label", a.flowLabel());
-        }
+    /** Writes a {@code struct ibv_ah_attr}, or ({@code inQpAttr}) the {@code ah_attr} of a {@code struct ibv_qp_attr}. */
+    static void encode(MemorySegment s, boolean inQpAttr, Attributes a) {
+        AhSrqCqAttrs.encodeAh(s, inQpAttr, a.dlid(), a.serviceLevel(), a.global(), a.port(),
+                a.global() ? a.dgid().toBytes() : null, a.sgidIndex(), a.hopLimit(), a.trafficClass(), a.flowLabel());
     }
 
     /**

@@ -1,6 +1,6 @@
 package dev.rdma4j;
 
-import dev.rdma4j.internal.ffi.Codec;
+import dev.rdma4j.internal.ffi.AhSrqCqAttrs;
 import dev.rdma4j.internal.ffi.DataPath;
 import dev.rdma4j.internal.ffi.EventVerbs;
 import dev.rdma4j.internal.ffi.Native;
@@ -56,9 +56,9 @@ public final class CompletionQueue extends NativeResource {
             throw e;
         }
         this.handle = cq;
-        this.size = (int) Codec.get(cq, Codec.cq(), "cqe");
-        this.pollFn = DataPath.op(context.handle(), "poll_cq");
-        this.notifyFn = DataPath.op(context.handle(), "req_notify_cq");
+        this.size = AhSrqCqAttrs.cqe(cq);
+        this.pollFn = DataPath.op(context.handle(), DataPath.Op.POLL_CQ);
+        this.notifyFn = DataPath.op(context.handle(), DataPath.Op.REQ_NOTIFY_CQ);
         if (channel != null) {
             channel.attach(this);
         }

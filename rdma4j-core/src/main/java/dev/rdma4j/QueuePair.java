@@ -1,12 +1,11 @@
 package dev.rdma4j;
 
 import dev.rdma4j.internal.ffi.CConstants;
-import dev.rdma4j.internal.ffi.Codec;
 import dev.rdma4j.internal.ffi.DataPath;
 import dev.rdma4j.internal.ffi.Native;
+import dev.rdma4j.internal.ffi.QpAttrs;
 import dev.rdma4j.internal.ffi.ResourceVerbs;
 import java.lang.foreign.Arena;
-import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.Objects;
@@ -44,23 +43,6 @@ public final class QueuePair extends NativeResource {
 
     private static final int EINVAL = CConstants.EINVAL;
     private static final int ENOMEM = dev.rdma4j.internal.ffi.Libc.ENOMEM;
-    // enum ibv_qp_attr_mask (C's values: internal.ffi, checked by gcc)
-    private static final int STATE = CConstants.IBV_QP_STATE;
-    private static final int ACCESS_FLAGS = CConstants.IBV_QP_ACCESS_FLAGS;
-    private static final int PKEY_INDEX = CConstants.IBV_QP_PKEY_INDEX;
-    private static final int PORT = CConstants.IBV_QP_PORT;
-    private static final int QKEY = CConstants.IBV_QP_QKEY;
-    private static final int AV = CConstants.IBV_QP_AV;
-    private static final int PATH_MTU = CConstants.IBV_QP_PATH_MTU;
-    private static final int TIMEOUT = CConstants.IBV_QP_TIMEOUT;
-    private static final int RETRY_CNT = CConstants.IBV_QP_RETRY_CNT;
-    private static final int RNR_RETRY = CConstants.IBV_QP_RNR_RETRY;
-    private static final int RQ_PSN = CConstants.IBV_QP_RQ_PSN;
-    private static final int MAX_QP_RD_ATOMIC = CConstants.IBV_QP_MAX_QP_RD_ATOMIC;
-    private static final int MIN_RNR_TIMER = CConstants.IBV_QP_MIN_RNR_TIMER;
-    private static final int SQ_PSN = CConstants.IBV_QP_SQ_PSN;
-    private static final int MAX_DEST_RD_ATOMIC = CConstants.IBV_QP_MAX_DEST_RD_ATOMIC;
-    private static final int DEST_QPN = CConstants.IBV_QP_DEST_QPN;
     private static final int QUERY_ALL = CConstants.IBV_QP_QUERY_ALL;
 
     private final Context context;
@@ -145,29 +127,18 @@ public final class QueuePair extends NativeResource {
                 throw e;
             }
             try (Arena a = Arena.ofConfined()) {
-                MemoryLayout l = Codec.qpInitAttr();
-                MemorySegment init = a.allocate(l);
-                Codec.putPointer(init, l, "send_cq", sendCq.handle());
-                Codec.putPointer(init, l, "recv_cq", recvCq.handle());
-                if (b.srq != null) {
-                    Codec.putPointer(init, l, "srq", b.srq.handle());
-                }
-                Codec.put(init, l, "cap.max_send_wr", b.maxSendWr);
-                // with an SRQ the QP has no receive queue, and the verbs ignore these; rxe then neither checks nor
-                // sets them but hands back what it was given, so ask for none
-                Codec.put(init, l, "cap.max_recv_wr", b.srq != null ? 0 : b.maxRecvWr);
-                Codec.put(init, l, "cap.max_send_sge", b.maxSendSge);
-                Codec.put(init, l, "cap.max_recv_sge", b.srq != null ? 0 : b.maxRecvSge);
-                Codec.put(init, l, "cap.max_inline_data", b.maxInlineData);
-                Codec.put(init, l, "qp_type", type.code());
-                Codec.put(init, l, "sq_sig_all", b.signalAll ? 1 : 0);
+                // with an SRQ the QP has no receive queue, and the verbs ignore the receive capacities; rxe then
+                // neither checks nor sets them but hands back what it was given, so ask for none
+                MemorySegment init = QpAttrs.init(a, sendCq.handle(), recvCq.handle(),
+                        b.srq != null ? b.srq.handle() : null, b.maxSendWr, b.srq != null ? 0 : b.maxRecvWr,
+                        b.maxSendSge, b.srq != null ? 0 : b.maxRecvSge, b.maxInlineData, type.code(), b.signalAll);
                 qp = verbs.create(pd.handle(), init);
                 // ibv_create_qp writes back what the device actually granted (u32s: checked before any is an int)
-                caps = granted(init, l, b.srq != null);
+                caps = granted(init, b.srq != null);
                 // everything made after the native QP is inside this cleanup path
-                qpn = (int) Codec.get(qp, Codec.qp(), "qp_num");
-                sendFn = DataPath.op(context.handle(), "post_send");
-                recvFn = DataPath.op(context.handle(), "post_recv");
+                qpn = QpAttrs.qpNum(qp);
+                sendFn = DataPath.op(context.handle(), DataPath.Op.POST_SEND);
+                recvFn = DataPath.op(context.handle(), DataPath.Op.POST_RECV);
                 // sized from the checked capabilities: none is negative, none above its bound (no overflow either)
                 sr = new WorkRing(caps.maxSendWr(), caps.maxSendSge() + 1);
                 rr = new WorkRing(caps.maxRecvWr(), Math.max(1, caps.maxRecvSge()));
@@ -230,19 +201,19 @@ public final class QueuePair extends NativeResource {
      * {@link #MAX_GRANTED_INLINE} bytes, or negative as a Java int) is refused, since the rings and the post checks
      * are sized from them. Receive capacities of a QP on an SRQ are 0: it has no receive queue.
      */
-    private static QpCapabilities granted(MemorySegment init, MemoryLayout l, boolean onSrq) throws VerbsException {
-        int sendWr = cap(init, l, "cap.max_send_wr", MAX_GRANTED_WR);
-        int recvWr = onSrq ? 0 : cap(init, l, "cap.max_recv_wr", MAX_GRANTED_WR);
-        int sendSge = cap(init, l, "cap.max_send_sge", RequestBatch.MAX_SGE);
-        int recvSge = onSrq ? 0 : cap(init, l, "cap.max_recv_sge", RequestBatch.MAX_SGE);
-        int inline = cap(init, l, "cap.max_inline_data", MAX_GRANTED_INLINE);
+    private static QpCapabilities granted(MemorySegment init, boolean onSrq) throws VerbsException {
+        int sendWr = cap(init, QpAttrs.Cap.MAX_SEND_WR, MAX_GRANTED_WR);
+        int recvWr = onSrq ? 0 : cap(init, QpAttrs.Cap.MAX_RECV_WR, MAX_GRANTED_WR);
+        int sendSge = cap(init, QpAttrs.Cap.MAX_SEND_SGE, RequestBatch.MAX_SGE);
+        int recvSge = onSrq ? 0 : cap(init, QpAttrs.Cap.MAX_RECV_SGE, RequestBatch.MAX_SGE);
+        int inline = cap(init, QpAttrs.Cap.MAX_INLINE_DATA, MAX_GRANTED_INLINE);
         return new QpCapabilities(sendWr, recvWr, sendSge, recvSge, inline);
     }
 
-    private static int cap(MemorySegment init, MemoryLayout l, String field, long bound) throws VerbsException {
-        long v = Codec.get(init, l, field); // unsigned
+    private static int cap(MemorySegment init, QpAttrs.Cap cap, long bound) throws VerbsException {
+        long v = QpAttrs.grantedCap(init, cap); // unsigned
         if (v > bound) {
-            throw Native.fail("ibv_create_qp", CConstants.EOVERFLOW, "the provider granted " + field.substring(4)
+            throw Native.fail("ibv_create_qp", CConstants.EOVERFLOW, "the provider granted " + cap.cName()
                     + " = " + v + ", beyond any device's (at most " + bound + "): the queue pair was destroyed");
         }
         return (int) v;
@@ -413,16 +384,8 @@ public final class QueuePair extends NativeResource {
      */
     public synchronized void toInit(InitAttributes a) throws VerbsException {
         expect(QpState.RESET, QpState.INIT);
-        modify(QpState.INIT, "RESET -> INIT", (s, l) -> {
-            Codec.put(s, l, "pkey_index", a.pkeyIndex());
-            Codec.put(s, l, "port_num", a.port());
-            if (type == QpType.UD) {
-                Codec.put(s, l, "qkey", a.qkey());
-                return STATE | PKEY_INDEX | PORT | QKEY;
-            }
-            Codec.put(s, l, "qp_access_flags", a.accessMask(type));
-            return STATE | PKEY_INDEX | PORT | ACCESS_FLAGS;
-        });
+        modify(QpState.INIT, "RESET -> INIT", s -> QpAttrs.toInit(s, a.pkeyIndex(), a.port(), type == QpType.UD,
+                a.qkey(), a.accessMask(type)));
         port = a.port();
     }
 
@@ -446,17 +409,10 @@ public final class QueuePair extends NativeResource {
         int sgid = !global ? 0 : r.sgidIndex() >= 0 ? r.sgidIndex() : context.bestRoceGid(port).index();
         AddressHandle.Attributes av = new AddressHandle.Attributes(port, r.remote().lid(), r.serviceLevel(), global,
                 r.remote().gid(), sgid, r.hopLimit(), r.trafficClass(), r.flowLabel());
-        modify(QpState.RTR, "INIT -> RTR", (s, l) -> {
-            Codec.put(s, l, "path_mtu", mtu.code());
-            Codec.put(s, l, "dest_qp_num", r.remote().qpn());
-            Codec.put(s, l, "rq_psn", r.remote().psn());
-            AddressHandle.encode(s, l, "ah_attr.", av);
-            if (type == QpType.RC) {
-                Codec.put(s, l, "max_dest_rd_atomic", r.maxDestRdAtomic());
-                Codec.put(s, l, "min_rnr_timer", r.minRnrTimer());
-                return STATE | AV | PATH_MTU | DEST_QPN | RQ_PSN | MAX_DEST_RD_ATOMIC | MIN_RNR_TIMER;
-            }
-            return STATE | AV | PATH_MTU | DEST_QPN | RQ_PSN;
+        modify(QpState.RTR, "INIT -> RTR", s -> {
+            AddressHandle.encode(s, true, av);
+            return QpAttrs.toRtr(s, mtu.code(), r.remote().qpn(), r.remote().psn(), type == QpType.RC,
+                    r.maxDestRdAtomic(), r.minRnrTimer());
         });
     }
 
@@ -471,7 +427,7 @@ public final class QueuePair extends NativeResource {
             throw new IllegalStateException("a connected queue pair needs the peer: use toRtr(RtrAttributes)");
         }
         expect(QpState.INIT, QpState.RTR);
-        modify(QpState.RTR, "INIT -> RTR", (s, l) -> STATE);
+        modify(QpState.RTR, "INIT -> RTR", s -> QpAttrs.stateOnly());
     }
 
     /**
@@ -483,17 +439,8 @@ public final class QueuePair extends NativeResource {
      */
     public synchronized void toRts(RtsAttributes a) throws VerbsException {
         expect(QpState.RTR, QpState.RTS);
-        modify(QpState.RTS, "RTR -> RTS", (s, l) -> {
-            Codec.put(s, l, "sq_psn", a.sqPsn());
-            if (type == QpType.RC) {
-                Codec.put(s, l, "timeout", a.timeout());
-                Codec.put(s, l, "retry_cnt", a.retryCount());
-                Codec.put(s, l, "rnr_retry", a.rnrRetry());
-                Codec.put(s, l, "max_rd_atomic", a.maxRdAtomic());
-                return STATE | SQ_PSN | TIMEOUT | RETRY_CNT | RNR_RETRY | MAX_QP_RD_ATOMIC;
-            }
-            return STATE | SQ_PSN;
-        });
+        modify(QpState.RTS, "RTR -> RTS", s -> QpAttrs.toRts(s, a.sqPsn(), type == QpType.RC, a.timeout(),
+                a.retryCount(), a.rnrRetry(), a.maxRdAtomic()));
     }
 
     /**
@@ -520,7 +467,7 @@ public final class QueuePair extends NativeResource {
      */
     public synchronized void toError() throws VerbsException {
         ensureOpen();
-        modify(QpState.ERROR, "-> ERROR", (s, l) -> STATE);
+        modify(QpState.ERROR, "-> ERROR", s -> QpAttrs.stateOnly());
     }
 
     /**
@@ -532,7 +479,7 @@ public final class QueuePair extends NativeResource {
     public synchronized void reset() throws VerbsException {
         ensureOpen();
         withCqsLocked(() -> {
-            modify(QpState.RESET, "-> RESET", (s, l) -> STATE);
+            modify(QpState.RESET, "-> RESET", s -> QpAttrs.stateOnly());
             forgetOutstanding();
             token = WorkRequestIds.register(t -> completions);
             return null;
@@ -543,8 +490,9 @@ public final class QueuePair extends NativeResource {
         }
     }
 
+    /** Fills a transition's members of {@code struct ibv_qp_attr} and returns its mask ({@link QpAttrs}). */
     private interface AttrWriter {
-        int write(MemorySegment attr, MemoryLayout layout);
+        int write(MemorySegment attr);
     }
 
     private void expect(QpState from, QpState to) {
@@ -558,10 +506,8 @@ public final class QueuePair extends NativeResource {
     private void modify(QpState target, String what, AttrWriter writer) throws VerbsException {
         acquire(false);
         try (Arena a = Arena.ofConfined()) {
-            MemoryLayout l = Codec.qpAttr();
-            MemorySegment attr = a.allocate(l);
-            Codec.put(attr, l, "qp_state", target.code());
-            int mask = writer.write(attr, l);
+            MemorySegment attr = QpAttrs.attr(a, target.code());
+            int mask = writer.write(attr);
             ResourceVerbs.modifyQp(handle, attr, mask, "QP #" + qpNumber + " " + what);
             state = target;
         } finally {
@@ -578,25 +524,14 @@ public final class QueuePair extends NativeResource {
     public QpAttributes query() throws VerbsException {
         acquire(false);
         try (Arena a = Arena.ofConfined()) {
-            MemoryLayout l = Codec.qpAttr();
-            MemorySegment attr = a.allocate(l);
-            MemorySegment init = a.allocate(Codec.qpInitAttr());
-            ResourceVerbs.queryQp(handle, attr, QUERY_ALL, init);
-            QpCapabilities caps = new QpCapabilities((int) Codec.get(attr, l, "cap.max_send_wr"),
-                    (int) Codec.get(attr, l, "cap.max_recv_wr"), (int) Codec.get(attr, l, "cap.max_send_sge"),
-                    (int) Codec.get(attr, l, "cap.max_recv_sge"), (int) Codec.get(attr, l, "cap.max_inline_data"));
-            return new QpAttributes(QpState.of((int) Codec.get(attr, l, "qp_state")),
-                    Mtu.of((int) Codec.get(attr, l, "path_mtu")), (int) Codec.get(attr, l, "qkey"),
-                    (int) Codec.get(attr, l, "rq_psn"), (int) Codec.get(attr, l, "sq_psn"),
-                    (int) Codec.get(attr, l, "dest_qp_num"), (int) Codec.get(attr, l, "qp_access_flags"), caps,
-                    (int) Codec.get(attr, l, "port_num"), (int) Codec.get(attr, l, "pkey_index"),
-                    (int) Codec.get(attr, l, "max_rd_atomic"), (int) Codec.get(attr, l, "max_dest_rd_atomic"),
-                    (int) Codec.get(attr, l, "min_rnr_timer"), (int) Codec.get(attr, l, "timeout"),
-                    (int) Codec.get(attr, l, "retry_cnt"), (int) Codec.get(attr, l, "rnr_retry"),
-                    Codec.get(attr, l, "ah_attr.is_global") != 0,
-                    Gid.of(Codec.getBytes(attr, l, "ah_attr.grh.dgid", 16)),
-                    (int) Codec.get(attr, l, "ah_attr.grh.sgid_index"),
-                    (int) Codec.get(attr, l, "ah_attr.grh.hop_limit"), (int) Codec.get(attr, l, "ah_attr.dlid"));
+            MemorySegment[] q = QpAttrs.forQuery(a);
+            ResourceVerbs.queryQp(handle, q[0], QUERY_ALL, q[1]);
+            long[] v = QpAttrs.queried(q[0]); // in QpAttrs.queried's order
+            QpCapabilities caps = new QpCapabilities((int) v[7], (int) v[8], (int) v[9], (int) v[10], (int) v[11]);
+            return new QpAttributes(QpState.of((int) v[0]), Mtu.of((int) v[1]), (int) v[2], (int) v[3], (int) v[4],
+                    (int) v[5], (int) v[6], caps, (int) v[12], (int) v[13], (int) v[14], (int) v[15], (int) v[16],
+                    (int) v[17], (int) v[18], (int) v[19], v[20] != 0, Gid.of(QpAttrs.queriedDgid(q[0])),
+                    (int) v[21], (int) v[22], (int) v[23]);
         } finally {
             release(false);
         }

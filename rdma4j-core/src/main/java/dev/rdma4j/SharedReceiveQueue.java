@@ -1,11 +1,10 @@
 package dev.rdma4j;
 
-import dev.rdma4j.internal.ffi.Codec;
+import dev.rdma4j.internal.ffi.AhSrqCqAttrs;
 import dev.rdma4j.internal.ffi.DataPath;
 import dev.rdma4j.internal.ffi.Native;
 import dev.rdma4j.internal.ffi.ResourceVerbs;
 import java.lang.foreign.Arena;
-import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.concurrent.CompletableFuture;
@@ -39,8 +38,8 @@ import java.util.function.Consumer;
  * on the engine thread and posts from other threads may run together.
  */
 public final class SharedReceiveQueue extends NativeResource {
-    private static final int MAX_WR = 1;
-    private static final int LIMIT = 2;
+    private static final int MAX_WR = AhSrqCqAttrs.IBV_SRQ_MAX_WR;
+    private static final int LIMIT = AhSrqCqAttrs.IBV_SRQ_LIMIT;
     private static final int EINVAL = dev.rdma4j.internal.ffi.CConstants.EINVAL;
     private static final int ENOMEM = dev.rdma4j.internal.ffi.Libc.ENOMEM;
 
@@ -89,14 +88,11 @@ public final class SharedReceiveQueue extends NativeResource {
                 throw new IllegalArgumentException("an SRQ needs maxWr >= 1, maxSge >= 1, 0 <= limit <= maxWr: "
                         + maxWr + ", " + maxSge + ", " + limit);
             }
-            MemoryLayout l = Codec.srqInitAttr();
-            MemorySegment init = a.allocate(l);
-            Codec.put(init, l, "attr.max_wr", maxWr);
-            Codec.put(init, l, "attr.max_sge", maxSge);
-            Codec.put(init, l, "attr.srq_limit", limit);
+            MemorySegment init = AhSrqCqAttrs.srqInit(a, maxWr, maxSge, limit);
             srq = ResourceVerbs.createSrq(pd.handle(), init);
-            grantedWr = (int) Codec.get(init, l, "attr.max_wr"); // ibv_create_srq writes back the real sizes
-            grantedSge = (int) Codec.get(init, l, "attr.max_sge");
+            int[] granted = AhSrqCqAttrs.srqGranted(init); // ibv_create_srq writes back the real sizes
+            grantedWr = granted[0];
+            grantedSge = granted[1];
         } catch (VerbsException | RuntimeException e) {
             arena.close();
             abandon();
@@ -105,7 +101,7 @@ public final class SharedReceiveQueue extends NativeResource {
         this.handle = srq;
         this.maxWr = grantedWr;
         this.maxSge = grantedSge;
-        this.postFn = DataPath.op(context.handle(), "post_srq_recv");
+        this.postFn = DataPath.op(context.handle(), DataPath.Op.POST_SRQ_RECV);
         this.slots = new SlotTable(grantedWr, grantedSge);
         this.one = new ReceiveBatch(1, grantedSge);
         this.token = WorkRequestIds.register(t -> completions);
@@ -130,11 +126,10 @@ public final class SharedReceiveQueue extends NativeResource {
     public SrqAttributes query() throws VerbsException {
         acquire(false);
         try (Arena a = Arena.ofConfined()) {
-            MemoryLayout l = Codec.srqAttr();
-            MemorySegment attr = a.allocate(l);
+            MemorySegment attr = AhSrqCqAttrs.srqAttr(a, 0, 0);
             ResourceVerbs.querySrq(handle, attr);
-            return new SrqAttributes((int) Codec.get(attr, l, "max_wr"), (int) Codec.get(attr, l, "max_sge"),
-                    (int) Codec.get(attr, l, "srq_limit"));
+            int[] q = AhSrqCqAttrs.srqQueried(attr);
+            return new SrqAttributes(q[0], q[1], q[2]);
         } finally {
             release(false);
         }
@@ -184,11 +179,7 @@ public final class SharedReceiveQueue extends NativeResource {
         ensureUsable();
         acquire(false);
         try (Arena a = Arena.ofConfined()) {
-            MemoryLayout l = Codec.srqAttr();
-            MemorySegment attr = a.allocate(l);
-            Codec.put(attr, l, "max_wr", newMaxWr);
-            Codec.put(attr, l, "srq_limit", limit);
-            ResourceVerbs.modifySrq(handle, attr, mask);
+            ResourceVerbs.modifySrq(handle, AhSrqCqAttrs.srqAttr(a, newMaxWr, limit), mask);
         } finally {
             release(false);
         }

@@ -80,6 +80,14 @@ class ArchitectureTest {
     }
 
     @Test
+    void onlyTheFfiRoomAddressesCMembersByName() {
+        // Codec reads and writes a C struct's member by its C name: the typed encoders of internal.ffi (QpAttrs,
+        // AhSrqCqAttrs, WrView, WcView) are the only way in from the layers above
+        noClasses().that().resideOutsideOfPackage(ROOT + ".internal.ffi").should().dependOnClassesThat()
+                .haveFullyQualifiedName(ROOT + ".internal.ffi.Codec").check(CORE);
+    }
+
+    @Test
     void onlyTheEngineRunnerStartsTheEnginesThread() {
         noClasses().that().resideInAPackage(ROOT + ".engine").and().doNotHaveSimpleName("EngineRunner")
                 .and().doNotHaveSimpleName("OwnThread")
@@ -93,7 +101,7 @@ class ArchitectureTest {
     void noClassOfTheCoreIsOverSevenHundredLinesBeyondTheKnownThree() throws IOException {
         // ratchet (issue 31): these may shrink, never grow; every other class stays within 700 lines
         Map<String, Integer> known = Map.of("AsyncQueuePair.java", 816, "RdmaConnection.java", 1252,
-                "QueuePair.java", 1146);
+                "QueuePair.java", 1081);
         Map<String, Integer> over = new TreeMap<>();
         try (Stream<Path> files = Files.walk(Path.of("src/main/java"))) {
             for (Path f : (Iterable<Path>) files.filter(p -> p.toString().endsWith(".java"))::iterator) {

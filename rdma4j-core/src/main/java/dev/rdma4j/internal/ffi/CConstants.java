@@ -95,6 +95,7 @@ public final class CConstants {
                 c("IBV_QP_MAX_DEST_RD_ATOMIC", IBV_QP_MAX_DEST_RD_ATOMIC), c("IBV_QP_CAP", IBV_QP_CAP),
                 c("IBV_QP_DEST_QPN", IBV_QP_DEST_QPN),
                 c("(IBV_QP_DEST_QPN << 1) - 1", IBV_QP_QUERY_ALL),
+                c("IBV_SRQ_MAX_WR", AhSrqCqAttrs.IBV_SRQ_MAX_WR), c("IBV_SRQ_LIMIT", AhSrqCqAttrs.IBV_SRQ_LIMIT),
                 c("RDMA_PS_TCP", RdmaCm.RDMA_PS_TCP));
     }
 

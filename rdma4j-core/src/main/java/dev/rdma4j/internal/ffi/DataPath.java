@@ -39,8 +39,28 @@ public final class DataPath {
     }
 
     /** The provider's function pointer {@code context->ops.<name>}. */
-    public static MemorySegment op(MemorySegment ctx, String name) {
-        return ctx.get(ADDRESS, OPS + CLayouts.offset(Structs.IBV_CONTEXT_OPS, name));
+    public static MemorySegment op(MemorySegment ctx, Op op) {
+        return ctx.get(ADDRESS, OPS + CLayouts.offset(Structs.IBV_CONTEXT_OPS, op.member));
+    }
+
+    /** The data-path members of {@code struct ibv_context_ops} rdma4j calls through. */
+    public enum Op {
+        /** {@code poll_cq}. */
+        POLL_CQ("poll_cq"),
+        /** {@code req_notify_cq}. */
+        REQ_NOTIFY_CQ("req_notify_cq"),
+        /** {@code post_send}. */
+        POST_SEND("post_send"),
+        /** {@code post_recv}. */
+        POST_RECV("post_recv"),
+        /** {@code post_srq_recv}. */
+        POST_SRQ_RECV("post_srq_recv");
+
+        final String member;
+
+        Op(String member) {
+            this.member = member;
+        }
     }
 
     /**
