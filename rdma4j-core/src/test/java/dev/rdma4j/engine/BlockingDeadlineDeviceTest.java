@@ -15,7 +15,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Issue 10, item 6: a blocking send to a peer with no receive posted parked forever (RNR retry 7). The
- * blocking twins now take a deadline, say whether the request was posted, and leave it posted (pinned)
+ * blocking view now takes a deadline, says whether the request was posted, and leaves it posted (pinned)
  * until the device completes it.
  */
 @Tag("device")

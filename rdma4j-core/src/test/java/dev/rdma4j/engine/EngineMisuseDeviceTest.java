@@ -16,7 +16,7 @@ class EngineMisuseDeviceTest {
     private static final long T = 120;
 
     /**
-     * A blocking twin called from a continuation, which runs on the engine thread, used to wait for a
+     * A blocking call (the blocking view) from a continuation, which runs on the engine thread, used to wait for a
      * completion only that thread could deliver: the engine deadlocked. Now it fails fast, naming itself.
      */
     @Test
