@@ -299,6 +299,6 @@ echo "rdma4j's JVMs: $jvms started, $crashed crashed (JIT: ${jit:-tiered to C2};
 	tee -a "$out/table.txt"
 ((crashed == 0)) || status=1
 still=$(grep -c 'still compiling' "$out/warmups.txt")
-echo "rdma4j's warm-ups: $(wc -l <"$out/warmups.txt") runs, $still of them ended at --warmup-time with the JIT still compiling (its late work is then in the counts; $out/warmups.txt)" |
+echo "rdma4j's warm-ups: $(wc -l <"$out/warmups.txt") runs, $still of them ended at --warmup-time with the JIT still compiling (its late work is then in the counts; warmups.txt beside this table)" |
 	tee -a "$out/table.txt"
 exit "$status"
