@@ -56,7 +56,7 @@ public class RingHostBench {
             }
 
             @Override
-            public dev.rdma4j.internal.Access.QpDriver driver() {
+            public dev.rdma4j.internal.QpDriver driver() {
                 return null;
             }
         };

@@ -2,6 +2,7 @@ package dev.rdma4j;
 
 import dev.rdma4j.internal.ffi.AhSrqCqAttrs;
 import dev.rdma4j.internal.ffi.ResourceVerbs;
+import dev.rdma4j.internal.ffi.NativeException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
@@ -81,7 +82,10 @@ public final class AddressHandle extends NativeResource {
             MemorySegment attr = AhSrqCqAttrs.ahAttr(arena);
             encode(attr, false, a);
             ah = ResourceVerbs.createAh(pd.handle(), attr);
-        } catch (VerbsException | RuntimeException e) {
+        } catch (NativeException e) {
+            abandon();
+            throw VerbsException.from(e);
+        } catch (RuntimeException e) {
             abandon();
             throw e;
         }
@@ -112,8 +116,8 @@ public final class AddressHandle extends NativeResource {
     void destroy() {
         try {
             ResourceVerbs.destroyAh(handle);
-        } catch (VerbsException e) {
-            throw new IllegalStateException(e.getMessage(), e);
+        } catch (NativeException e) {
+            throw new IllegalStateException(e.getMessage(), VerbsException.from(e));
         }
     }
 }

@@ -4,6 +4,7 @@ import dev.rdma4j.internal.ffi.EventVerbs;
 import dev.rdma4j.internal.ffi.Libc;
 import dev.rdma4j.internal.ffi.Native;
 import dev.rdma4j.internal.ffi.ResourceVerbs;
+import dev.rdma4j.internal.ffi.NativeException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -34,7 +35,11 @@ public final class CompletionChannel extends NativeResource {
         MemorySegment ch;
         try {
             ch = ResourceVerbs.createCompChannel(context.handle());
-        } catch (VerbsException | RuntimeException e) {
+        } catch (NativeException e) {
+            arena.close();
+            abandon();
+            throw VerbsException.from(e);
+        } catch (RuntimeException e) {
             arena.close();
             abandon();
             throw e;
@@ -45,11 +50,13 @@ public final class CompletionChannel extends NativeResource {
         if (rc < 0) {
             try {
                 ResourceVerbs.destroyCompChannel(ch);
+            } catch (NativeException ignored) {
+                // the fcntl failure below is the one to report
             } finally {
                 arena.close();
                 abandon();
             }
-            throw Native.fail("fcntl", -rc, "O_NONBLOCK on completion channel fd " + fd);
+            throw VerbsException.of("fcntl", -rc, "O_NONBLOCK on completion channel fd " + fd);
         }
     }
 
@@ -101,7 +108,7 @@ public final class CompletionChannel extends NativeResource {
                 return null;
             }
             if (cq < 0) {
-                throw Native.fail("ibv_get_cq_event", (int) -cq, description());
+                throw VerbsException.of("ibv_get_cq_event", (int) -cq, description());
             }
             for (int i = 0, n = queues.size(); i < n; i++) { // indexed: no iterator on the engine's path
                 CompletionQueue q;
@@ -159,7 +166,7 @@ public final class CompletionChannel extends NativeResource {
                 int ms = (int) Math.min(50, Math.max(1, java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(left)));
                 int rc = pollReadable(ms, pollfd); // the fd stays open while we wait on it
                 if (rc < 0 && -rc != Libc.EINTR) {
-                    throw Native.fail("poll", -rc, description());
+                    throw VerbsException.of("poll", -rc, description());
                 }
             }
         }
@@ -238,8 +245,8 @@ public final class CompletionChannel extends NativeResource {
     void destroy() {
         try {
             ResourceVerbs.destroyCompChannel(handle);
-        } catch (VerbsException e) {
-            throw new IllegalStateException(e.getMessage(), e);
+        } catch (NativeException e) {
+            throw new IllegalStateException(e.getMessage(), VerbsException.from(e));
         } finally {
             arena.close();
         }

@@ -6,6 +6,7 @@ import dev.rdma4j.internal.ffi.EventVerbs;
 import dev.rdma4j.internal.ffi.Native;
 import dev.rdma4j.internal.ffi.ResourceVerbs;
 import dev.rdma4j.internal.ffi.WcView;
+import dev.rdma4j.internal.ffi.NativeException;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -45,7 +46,12 @@ public final class CompletionQueue extends NativeResource {
             try {
                 cq = ResourceVerbs.createCq(context.handle(), minSize,
                         channel == null ? MemorySegment.NULL : channel.handle(), vector);
-            } catch (VerbsException | RuntimeException e) {
+            } catch (NativeException e) {
+                if (channel != null) {
+                    channel.removeDependent(this);
+                }
+                throw VerbsException.from(e);
+            } catch (RuntimeException e) {
                 if (channel != null) {
                     channel.removeDependent(this);
                 }
@@ -123,7 +129,7 @@ public final class CompletionQueue extends NativeResource {
             int n = DataPath.pollCq(pollFn, handle.address(), completions.capacity(), wcs);
             if (n < 0) {
                 completions.count(0);
-                throw Native.fail("ibv_poll_cq", -n > 1 ? -n : dev.rdma4j.internal.ffi.CConstants.EIO, description());
+                throw VerbsException.of("ibv_poll_cq", -n > 1 ? -n : dev.rdma4j.internal.ffi.CConstants.EIO, description());
             }
             int kept = 0;
             for (int i = 0; i < n; i++) {
@@ -176,7 +182,7 @@ public final class CompletionQueue extends NativeResource {
         try {
             int rc = DataPath.reqNotifyCq(notifyFn, handle, solicitedOnly);
             if (rc != 0) {
-                throw Native.fail("ibv_req_notify_cq", rc, description());
+                throw VerbsException.of("ibv_req_notify_cq", rc, description());
             }
         } finally {
             release(false);
@@ -309,8 +315,8 @@ public final class CompletionQueue extends NativeResource {
         context.unregister(handle.address());
         try {
             ResourceVerbs.destroyCq(handle);
-        } catch (VerbsException e) {
-            throw new IllegalStateException(e.getMessage(), e);
+        } catch (NativeException e) {
+            throw new IllegalStateException(e.getMessage(), VerbsException.from(e));
         } finally {
             if (channel != null) {
                 channel.detach(this);

@@ -1,6 +1,7 @@
 package dev.rdma4j;
 
 import dev.rdma4j.internal.ffi.DeviceVerbs;
+import dev.rdma4j.internal.ffi.NativeException;
 import dev.rdma4j.internal.ffi.EventVerbs;
 import dev.rdma4j.internal.ffi.Libc;
 import dev.rdma4j.internal.ffi.Native;
@@ -40,7 +41,7 @@ public final class Context extends NativeResource {
                 DeviceVerbs.closeDevice(handle);
             }
             abandon();
-            throw Native.fail("fcntl", -rc, "O_NONBLOCK on the async event fd");
+            throw VerbsException.of("fcntl", -rc, "O_NONBLOCK on the async event fd");
         }
     }
 
@@ -55,13 +56,17 @@ public final class Context extends NativeResource {
      */
     public static Context open(String deviceName) throws VerbsException {
         Device device = Device.byNameOrDefault(deviceName);
-        return new Context(device, DeviceVerbs.openDevice(device.name()), true);
+        try {
+            return new Context(device, DeviceVerbs.openDevice(device.name()), true);
+        } catch (NativeException e) {
+            throw VerbsException.from(e);
+        }
     }
 
     /** A context over an ibv_context librdmacm opened (it closes it too): close() frees only rdma4j's side. */
     static Context borrow(MemorySegment ibvContext) throws VerbsException {
         MemorySegment ctx = DeviceVerbs.contextSegment(ibvContext);
-        return new Context(DeviceVerbs.deviceOf(ctx), ctx, false);
+        return new Context(Device.of(DeviceVerbs.deviceOf(ctx)), ctx, false);
     }
 
     /**
@@ -83,7 +88,9 @@ public final class Context extends NativeResource {
     public DeviceAttributes queryDevice() throws VerbsException {
         acquire(false);
         try {
-            return DeviceVerbs.queryDevice(handle);
+            return DeviceAttributes.of(DeviceVerbs.queryDevice(handle));
+        } catch (NativeException e) {
+            throw VerbsException.from(e);
         } finally {
             release(false);
         }
@@ -102,7 +109,9 @@ public final class Context extends NativeResource {
         checkPort(port);
         acquire(false);
         try {
-            return DeviceVerbs.queryPort(handle, port);
+            return PortAttributes.of(DeviceVerbs.queryPort(handle, port));
+        } catch (NativeException e) {
+            throw VerbsException.from(e);
         } finally {
             release(false);
         }
@@ -125,7 +134,9 @@ public final class Context extends NativeResource {
         }
         acquire(false);
         try {
-            return DeviceVerbs.queryGid(handle, device, port, index);
+            return GidEntry.of(DeviceVerbs.queryGid(handle, device.sysfsPath(), port, index));
+        } catch (NativeException e) {
+            throw VerbsException.from(e);
         } finally {
             release(false);
         }
@@ -144,7 +155,9 @@ public final class Context extends NativeResource {
         checkPort(port);
         acquire(false);
         try {
-            return DeviceVerbs.gidTable(handle, device, port);
+            return DeviceVerbs.gidTable(handle, device.sysfsPath(), port).stream().map(GidEntry::of).toList();
+        } catch (NativeException e) {
+            throw VerbsException.from(e);
         } finally {
             release(false);
         }

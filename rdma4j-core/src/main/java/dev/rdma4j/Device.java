@@ -1,6 +1,7 @@
 package dev.rdma4j;
 
 import dev.rdma4j.internal.ffi.DeviceVerbs;
+import dev.rdma4j.internal.ffi.NativeException;
 import java.util.List;
 
 /**
@@ -27,7 +28,12 @@ public record Device(String name, long guid, NodeType nodeType, TransportType tr
      * @throws RdmaUnavailableException if libibverbs cannot be loaded
      */
     public static List<Device> list() throws VerbsException {
-        return DeviceVerbs.listDevices();
+        Rdma.ensureAvailable();
+        try {
+            return DeviceVerbs.listDevices().stream().map(Device::of).toList();
+        } catch (NativeException e) {
+            throw VerbsException.from(e);
+        }
     }
 
     /**
@@ -68,5 +74,11 @@ public record Device(String name, long guid, NodeType nodeType, TransportType tr
      */
     public String guidString() {
         return DeviceAttributes.guidString(guid);
+    }
+
+    /** The device the bindings described. */
+    static Device of(dev.rdma4j.internal.ffi.DeviceVerbs.DeviceInfo d) {
+        return new Device(d.name(), d.guid(), NodeType.of(d.nodeType()), TransportType.of(d.transportType()),
+                d.sysfsPath());
     }
 }

@@ -65,4 +65,15 @@ public record DeviceAttributes(
         return String.format("%04x:%04x:%04x:%04x", (guid >>> 48) & 0xffff, (guid >>> 32) & 0xffff,
                 (guid >>> 16) & 0xffff, guid & 0xffff);
     }
+
+    /** The attributes the bindings read, the C enum value made typed. */
+    static DeviceAttributes of(dev.rdma4j.internal.ffi.DeviceVerbs.DeviceAttrs a) {
+        return new DeviceAttributes(a.fwVer(), a.nodeGuid(), a.sysImageGuid(), a.maxMrSize(), a.pageSizeCap(),
+                a.vendorId(), a.vendorPartId(), a.hwVer(), a.maxQp(), a.maxQpWr(), a.deviceCapFlags(), a.maxSge(),
+                a.maxSgeRd(), a.maxCq(), a.maxCqe(), a.maxMr(), a.maxPd(), a.maxQpRdAtom(), a.maxEeRdAtom(),
+                a.maxResRdAtom(), a.maxQpInitRdAtom(), a.maxEeInitRdAtom(), AtomicCapability.of(a.atomicCap()),
+                a.maxEe(), a.maxRdd(), a.maxMw(), a.maxRawIpv6Qp(), a.maxRawEthyQp(), a.maxMcastGrp(),
+                a.maxMcastQpAttach(), a.maxTotalMcastQpAttach(), a.maxAh(), a.maxFmr(), a.maxMapPerFmr(), a.maxSrq(),
+                a.maxSrqWr(), a.maxSrqSge(), a.maxPkeys(), a.localCaAckDelay(), a.physPortCnt());
+    }
 }

@@ -10,4 +10,9 @@ package dev.rdma4j;
  * @param netdevIndex the interface index of the netdev behind a RoCE GID, 0 for IB
  */
 public record GidEntry(int port, int index, Gid gid, GidType type, int netdevIndex) {
+
+    /** The entry the bindings read. */
+    static GidEntry of(dev.rdma4j.internal.ffi.DeviceVerbs.GidInfo g) {
+        return new GidEntry(g.port(), g.index(), Gid.of(g.raw()), GidType.of(g.gidType()), g.ndevIfindex());
+    }
 }

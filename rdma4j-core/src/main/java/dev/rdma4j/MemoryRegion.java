@@ -2,6 +2,7 @@ package dev.rdma4j;
 
 import dev.rdma4j.internal.ffi.ResourceVerbs;
 import dev.rdma4j.internal.ffi.Structs;
+import dev.rdma4j.internal.ffi.NativeException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.Collections;
@@ -69,7 +70,10 @@ public final class MemoryRegion extends NativeResource {
         MemorySegment mr;
         try {
             mr = ResourceVerbs.regMr(pd.handle(), segment, AccessFlag.mask(access));
-        } catch (VerbsException | RuntimeException e) {
+        } catch (NativeException e) {
+            abandon();
+            throw VerbsException.from(e);
+        } catch (RuntimeException e) {
             abandon();
             throw e;
         }
@@ -268,8 +272,8 @@ public final class MemoryRegion extends NativeResource {
         }
         try {
             ResourceVerbs.deregMr(handle);
-        } catch (VerbsException e) {
-            throw new IllegalStateException(e.getMessage(), e);
+        } catch (NativeException e) {
+            throw new IllegalStateException(e.getMessage(), VerbsException.from(e));
         } finally {
             if (owned != null) {
                 owned.close();

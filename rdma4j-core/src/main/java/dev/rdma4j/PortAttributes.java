@@ -40,4 +40,12 @@ public record PortAttributes(
     public boolean isRoce() {
         return linkLayer == LinkLayer.ETHERNET;
     }
+
+    /** The attributes the bindings read, the C enum values made typed. */
+    static PortAttributes of(dev.rdma4j.internal.ffi.DeviceVerbs.PortAttrs a) {
+        return new PortAttributes(PortState.of(a.state()), Mtu.of(a.maxMtu()), Mtu.of(a.activeMtu()), a.gidTblLen(),
+                a.portCapFlags(), a.maxMsgSz(), a.badPkeyCntr(), a.qkeyViolCntr(), a.pkeyTblLen(), a.lid(), a.smLid(),
+                a.lmc(), a.maxVlNum(), a.smSl(), a.subnetTimeout(), a.initTypeReply(), a.activeWidth(),
+                a.activeSpeed(), a.physState(), LinkLayer.of(a.linkLayer()), a.flags(), a.portCapFlags2());
+    }
 }

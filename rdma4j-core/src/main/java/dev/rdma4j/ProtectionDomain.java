@@ -1,6 +1,7 @@
 package dev.rdma4j;
 
 import dev.rdma4j.internal.ffi.ResourceVerbs;
+import dev.rdma4j.internal.ffi.NativeException;
 import java.lang.foreign.MemorySegment;
 import java.util.EnumSet;
 import java.util.Set;
@@ -27,7 +28,10 @@ public final class ProtectionDomain extends NativeResource {
         MemorySegment pd;
         try {
             pd = ResourceVerbs.allocPd(context.handle());
-        } catch (VerbsException | RuntimeException e) {
+        } catch (NativeException e) {
+            abandon();
+            throw VerbsException.from(e);
+        } catch (RuntimeException e) {
             abandon();
             throw e;
         }
@@ -200,8 +204,8 @@ public final class ProtectionDomain extends NativeResource {
     void destroy() {
         try {
             ResourceVerbs.deallocPd(handle);
-        } catch (VerbsException e) {
-            throw new IllegalStateException(e.getMessage(), e);
+        } catch (NativeException e) {
+            throw new IllegalStateException(e.getMessage(), VerbsException.from(e));
         }
     }
 }

@@ -5,6 +5,7 @@ import dev.rdma4j.internal.ffi.DataPath;
 import dev.rdma4j.internal.ffi.Native;
 import dev.rdma4j.internal.ffi.QpAttrs;
 import dev.rdma4j.internal.ffi.ResourceVerbs;
+import dev.rdma4j.internal.ffi.NativeException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -72,28 +73,39 @@ public final class QueuePair extends NativeResource {
     private volatile QpState state = QpState.RESET;
     private volatile int port = 1;
     private volatile int token;
-    private volatile dev.rdma4j.internal.Access.QpDriver driver;
+    private volatile dev.rdma4j.internal.QpDriver driver;
     private final boolean signalAll;
     private final Completions completions = new Completions();
     private final java.util.concurrent.CopyOnWriteArrayList<java.util.function.Consumer<AsyncEvent>> listeners =
             new java.util.concurrent.CopyOnWriteArrayList<>();
 
-    private final dev.rdma4j.internal.Access.QpVerbs verbs;
+    private final dev.rdma4j.internal.QpVerbs verbs;
     private final SharedReceiveQueue srq;
 
-    private static final dev.rdma4j.internal.Access.QpVerbs PLAIN = new dev.rdma4j.internal.Access.QpVerbs() {
+    private static final dev.rdma4j.internal.QpVerbs PLAIN = new dev.rdma4j.internal.QpVerbs() {
         @Override
-        public MemorySegment create(MemorySegment pd, MemorySegment initAttr) throws VerbsException {
+        public MemorySegment create(MemorySegment pd, MemorySegment initAttr) throws NativeException {
             return ResourceVerbs.createQp(pd, initAttr);
         }
 
         @Override
-        public void destroy(MemorySegment qp) throws VerbsException {
+        public void destroy(MemorySegment qp) throws NativeException {
             ResourceVerbs.destroyQp(qp);
         }
     };
 
-    private QueuePair(Builder b, dev.rdma4j.internal.Access.QpVerbs verbs) throws VerbsException {
+    /** What {@link dev.rdma4j.internal.QpVerbs} threw, as the API's exception. */
+    private static VerbsException verbsFailure(java.io.IOException e) {
+        if (e instanceof VerbsException v) {
+            return v;
+        }
+        if (e instanceof NativeException n) {
+            return VerbsException.from(n);
+        }
+        throw new IllegalStateException(e.getMessage(), e);
+    }
+
+    private QueuePair(Builder b, dev.rdma4j.internal.QpVerbs verbs) throws VerbsException {
         super("QueuePair(" + b.type + ")", b.pd);
         this.context = b.pd.context();
         this.pd = b.pd;
@@ -132,7 +144,11 @@ public final class QueuePair extends NativeResource {
                 MemorySegment init = QpAttrs.init(a, sendCq.handle(), recvCq.handle(),
                         b.srq != null ? b.srq.handle() : null, b.maxSendWr, b.srq != null ? 0 : b.maxRecvWr,
                         b.maxSendSge, b.srq != null ? 0 : b.maxRecvSge, b.maxInlineData, type.code(), b.signalAll);
-                qp = verbs.create(pd.handle(), init);
+                try {
+                    qp = verbs.create(pd.handle(), init);
+                } catch (java.io.IOException e) {
+                    throw verbsFailure(e);
+                }
                 // ibv_create_qp writes back what the device actually granted (u32s: checked before any is an int)
                 caps = granted(init, b.srq != null);
                 // everything made after the native QP is inside this cleanup path
@@ -158,7 +174,7 @@ public final class QueuePair extends NativeResource {
                 if (qp != null) { // made, and the Java side failed: nothing may outlive the failed build
                     try {
                         verbs.destroy(qp);
-                    } catch (VerbsException | RuntimeException d) {
+                    } catch (java.io.IOException | RuntimeException d) {
                         e.addSuppressed(d);
                     }
                 }
@@ -213,7 +229,7 @@ public final class QueuePair extends NativeResource {
     private static int cap(MemorySegment init, QpAttrs.Cap cap, long bound) throws VerbsException {
         long v = QpAttrs.grantedCap(init, cap); // unsigned
         if (v > bound) {
-            throw Native.fail("ibv_create_qp", CConstants.EOVERFLOW, "the provider granted " + cap.cName()
+            throw VerbsException.of("ibv_create_qp", CConstants.EOVERFLOW, "the provider granted " + cap.cName()
                     + " = " + v + ", beyond any device's (at most " + bound + "): the queue pair was destroyed");
         }
         return (int) v;
@@ -255,8 +271,8 @@ public final class QueuePair extends NativeResource {
         state = s;
     }
 
-    /** See {@link dev.rdma4j.internal.Access#drive}. */
-    synchronized void drive(dev.rdma4j.internal.Access.QpDriver d) {
+    /** See {@code Access.drive}. */
+    synchronized void drive(dev.rdma4j.internal.QpDriver d) {
         ensureOpen();
         if (driver != null) {
             throw new IllegalStateException(this + " is already driven by an AsyncQueuePair");
@@ -510,6 +526,8 @@ public final class QueuePair extends NativeResource {
             int mask = writer.write(attr);
             ResourceVerbs.modifyQp(handle, attr, mask, "QP #" + qpNumber + " " + what);
             state = target;
+        } catch (NativeException e) {
+            throw VerbsException.from(e);
         } finally {
             release(false);
         }
@@ -532,6 +550,8 @@ public final class QueuePair extends NativeResource {
                     (int) v[5], (int) v[6], caps, (int) v[12], (int) v[13], (int) v[14], (int) v[15], (int) v[16],
                     (int) v[17], (int) v[18], (int) v[19], v[20] != 0, Gid.of(QpAttrs.queriedDgid(q[0])),
                     (int) v[21], (int) v[22], (int) v[23]);
+        } catch (NativeException e) {
+            throw VerbsException.from(e);
         } finally {
             release(false);
         }
@@ -589,7 +609,7 @@ public final class QueuePair extends NativeResource {
     void post(SendBatch batch, boolean byDriver, long idBase) throws VerbsException {
         int rc = tryPost(batch, byDriver, idBase);
         if (rc != 0) {
-            throw Native.fail("ibv_post_send", rc, explainSend(batch, rc));
+            throw VerbsException.of("ibv_post_send", rc, explainSend(batch, rc));
         }
     }
 
@@ -661,7 +681,7 @@ public final class QueuePair extends NativeResource {
     void post(ReceiveBatch batch, boolean byDriver) throws VerbsException {
         int rc = tryPost(batch, byDriver);
         if (rc != 0) {
-            throw Native.fail("ibv_post_recv", rc, description() + " #" + qpNumber + ": request " + batch.failedIndex
+            throw VerbsException.of("ibv_post_recv", rc, description() + " #" + qpNumber + ": request " + batch.failedIndex
                     + " of " + batch.count + (state == QpState.RESET ? " (the QP is still in RESET)"
                     : rc == ENOMEM ? " (receive queue full: " + capabilities.maxRecvWr() + " outstanding)"
                     : batch.sgeCounts[Math.max(0, batch.failedIndex)] > capabilities.maxRecvSge()
@@ -819,7 +839,7 @@ public final class QueuePair extends NativeResource {
         }
 
         @Override
-        public dev.rdma4j.internal.Access.QpDriver driver() {
+        public dev.rdma4j.internal.QpDriver driver() {
             return driver;
         }
     }
@@ -880,7 +900,11 @@ public final class QueuePair extends NativeResource {
         try {
             context.unregister(handle.address());
             withCqsLocked(() -> {
-                verbs.destroy(handle);
+                try {
+                    verbs.destroy(handle);
+                } catch (java.io.IOException e) {
+                    throw verbsFailure(e);
+                }
                 forgetOutstanding();
                 return null;
             });
@@ -1062,7 +1086,7 @@ public final class QueuePair extends NativeResource {
             return build(PLAIN);
         }
 
-        QueuePair build(dev.rdma4j.internal.Access.QpVerbs verbs) throws VerbsException {
+        QueuePair build(dev.rdma4j.internal.QpVerbs verbs) throws VerbsException {
             if (sendCq == null) {
                 throw new IllegalArgumentException("a queue pair needs a completion queue");
             }

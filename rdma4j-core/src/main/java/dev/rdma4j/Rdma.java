@@ -19,7 +19,7 @@ public final class Rdma {
      * @return {@code true} if the verbs can be called
      */
     public static boolean isAvailable() {
-        return Libibverbs.failure() == null;
+        return Libibverbs.failureMessage() == null;
     }
 
     /**
@@ -28,7 +28,8 @@ public final class Rdma {
      * @return the exception every entry point would throw, or {@code null} when {@link #isAvailable()}
      */
     public static RdmaUnavailableException unavailabilityCause() {
-        return Libibverbs.failure();
+        String message = Libibverbs.failureMessage();
+        return message == null ? null : new RdmaUnavailableException(message, Libibverbs.failureCause());
     }
 
     /**
@@ -37,7 +38,10 @@ public final class Rdma {
      * @throws RdmaUnavailableException naming the missing library
      */
     public static void ensureAvailable() {
-        Libibverbs.ensureLoaded();
+        RdmaUnavailableException cause = unavailabilityCause();
+        if (cause != null) {
+            throw cause;
+        }
     }
 
     /**

@@ -4,6 +4,7 @@ import dev.rdma4j.internal.ffi.AhSrqCqAttrs;
 import dev.rdma4j.internal.ffi.DataPath;
 import dev.rdma4j.internal.ffi.Native;
 import dev.rdma4j.internal.ffi.ResourceVerbs;
+import dev.rdma4j.internal.ffi.NativeException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -71,7 +72,7 @@ public final class SharedReceiveQueue extends NativeResource {
         }
 
         @Override
-        public dev.rdma4j.internal.Access.QpDriver driver() {
+        public dev.rdma4j.internal.QpDriver driver() {
             return null;
         }
     };
@@ -93,7 +94,11 @@ public final class SharedReceiveQueue extends NativeResource {
             int[] granted = AhSrqCqAttrs.srqGranted(init); // ibv_create_srq writes back the real sizes
             grantedWr = granted[0];
             grantedSge = granted[1];
-        } catch (VerbsException | RuntimeException e) {
+        } catch (NativeException e) {
+            arena.close();
+            abandon();
+            throw VerbsException.from(e);
+        } catch (RuntimeException e) {
             arena.close();
             abandon();
             throw e;
@@ -130,6 +135,8 @@ public final class SharedReceiveQueue extends NativeResource {
             ResourceVerbs.querySrq(handle, attr);
             int[] q = AhSrqCqAttrs.srqQueried(attr);
             return new SrqAttributes(q[0], q[1], q[2]);
+        } catch (NativeException e) {
+            throw VerbsException.from(e);
         } finally {
             release(false);
         }
@@ -180,6 +187,8 @@ public final class SharedReceiveQueue extends NativeResource {
         acquire(false);
         try (Arena a = Arena.ofConfined()) {
             ResourceVerbs.modifySrq(handle, AhSrqCqAttrs.srqAttr(a, newMaxWr, limit), mask);
+        } catch (NativeException e) {
+            throw VerbsException.from(e);
         } finally {
             release(false);
         }
@@ -196,7 +205,7 @@ public final class SharedReceiveQueue extends NativeResource {
     public void post(ReceiveBatch batch) throws VerbsException {
         int rc = tryPost(batch);
         if (rc != 0) {
-            throw Native.fail("ibv_post_srq_recv", rc, description() + ": request " + batch.failedIndex + " of "
+            throw VerbsException.of("ibv_post_srq_recv", rc, description() + ": request " + batch.failedIndex + " of "
                     + batch.count + (rc == ENOMEM ? " (the SRQ holds " + maxWr + " receives)" : ""));
         }
     }
@@ -372,8 +381,8 @@ public final class SharedReceiveQueue extends NativeResource {
         WorkRequestIds.unregister(token);
         try {
             ResourceVerbs.destroySrq(handle);
-        } catch (VerbsException e) {
-            throw new IllegalStateException(e.getMessage(), e);
+        } catch (NativeException e) {
+            throw new IllegalStateException(e.getMessage(), VerbsException.from(e));
         } finally {
             slots.releaseAll();
             one.close();

@@ -43,7 +43,12 @@ public final class VerbsException extends IOException {
      * @return the exception
      */
     public static VerbsException of(String verb, int errno, String detail) {
-        return dev.rdma4j.internal.ffi.Native.fail(verb, errno, detail);
+        return new VerbsException(verb, errno, dev.rdma4j.internal.ffi.Native.strerror(errno), detail);
+    }
+
+    /** The API's exception for a failure the bindings reported. */
+    static VerbsException from(dev.rdma4j.internal.ffi.NativeException e) {
+        return new VerbsException(e.verb(), e.errno(), e.errnoText(), e.detail());
     }
 
     /**

@@ -32,7 +32,7 @@ public final class WorkCompletions implements AutoCloseable {
     private int count;
     private final MemoryRegion[] regions;
     private final long[] offsets;
-    private final dev.rdma4j.internal.Access.QpDriver[] drivers;
+    private final dev.rdma4j.internal.QpDriver[] drivers;
     private final boolean[] receives;
     /** {@link #get}'s copy of one entry (the batch has one owner). */
     private final long[] words = new long[WcView.WORDS];
@@ -50,7 +50,7 @@ public final class WorkCompletions implements AutoCloseable {
         this.wcs = arena.allocate(WcView.SIZE * capacity, 8);
         this.regions = new MemoryRegion[capacity];
         this.offsets = new long[capacity];
-        this.drivers = new dev.rdma4j.internal.Access.QpDriver[capacity];
+        this.drivers = new dev.rdma4j.internal.QpDriver[capacity];
         this.receives = new boolean[capacity];
     }
 
@@ -59,12 +59,12 @@ public final class WorkCompletions implements AutoCloseable {
         receives[i] = receive;
     }
 
-    void driver(int i, dev.rdma4j.internal.Access.QpDriver driver) {
+    void driver(int i, dev.rdma4j.internal.QpDriver driver) {
         drivers[i] = driver;
     }
 
     /** Who drives the queue pair of completion {@code i} (the engine routes by it), or null. */
-    dev.rdma4j.internal.Access.QpDriver driver(int i) {
+    dev.rdma4j.internal.QpDriver driver(int i) {
         return drivers[check(i)];
     }
 

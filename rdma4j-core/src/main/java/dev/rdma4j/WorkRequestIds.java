@@ -23,8 +23,8 @@ final class WorkRequestIds {
 
         int token();
 
-        /** The queue pair's driver ({@link dev.rdma4j.internal.Access.QpDriver}), or null. */
-        dev.rdma4j.internal.Access.QpDriver driver();
+        /** The queue pair's driver ({@link dev.rdma4j.internal.QpDriver}), or null. */
+        dev.rdma4j.internal.QpDriver driver();
     }
 
     private static final int SLOT_BITS = 16;

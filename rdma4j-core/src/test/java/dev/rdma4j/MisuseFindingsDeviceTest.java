@@ -3,7 +3,7 @@ package dev.rdma4j;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.rdma4j.internal.Access;
+import dev.rdma4j.internal.QpVerbs;
 import dev.rdma4j.internal.ffi.Codec;
 import dev.rdma4j.internal.ffi.ResourceVerbs;
 import java.io.IOException;
@@ -117,16 +117,16 @@ class MisuseFindingsDeviceTest {
             CompletionQueue cq = ctx.createCompletionQueue(16);
             SharedReceiveQueue srq = pd.createSharedReceiveQueue(4, 1, 0);
             QueuePair.Builder b = QueuePair.builder(pd, QpType.UD).completionQueue(cq).sharedReceiveQueue(srq);
-            Access.QpVerbs lying = new Access.QpVerbs() {
+            QpVerbs lying = new QpVerbs() {
                 @Override
-                public MemorySegment create(MemorySegment pdHandle, MemorySegment initAttr) throws VerbsException {
+                public MemorySegment create(MemorySegment pdHandle, MemorySegment initAttr) throws java.io.IOException {
                     MemorySegment qp = ResourceVerbs.createQp(pdHandle, initAttr);
                     Codec.put(initAttr, Codec.qpInitAttr(), "cap.max_send_sge", 0xfffffff5L);
                     return qp;
                 }
 
                 @Override
-                public void destroy(MemorySegment qp) throws VerbsException {
+                public void destroy(MemorySegment qp) throws java.io.IOException {
                     ResourceVerbs.destroyQp(qp);
                 }
             };

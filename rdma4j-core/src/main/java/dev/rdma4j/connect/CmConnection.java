@@ -4,8 +4,9 @@ import dev.rdma4j.Context;
 import dev.rdma4j.QpState;
 import dev.rdma4j.QueuePair;
 import dev.rdma4j.VerbsException;
-import dev.rdma4j.internal.Access;
+import dev.rdma4j.internal.access.Access;
 import dev.rdma4j.internal.Timeouts;
+import dev.rdma4j.internal.ffi.NativeException;
 import dev.rdma4j.internal.ffi.RdmaCm;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -282,9 +283,9 @@ public final class CmConnection implements AutoCloseable {
     private void createQueuePair(ConnectionSetup s) throws VerbsException {
         context = channel.contextOf(id);
         QueuePair.Builder b = s.configure(context);
-        id.run("rdma_create_qp", i -> queuePair = Access.get().createQueuePair(b, new Access.QpVerbs() {
+        id.run("rdma_create_qp", i -> queuePair = Access.get().createQueuePair(b, new dev.rdma4j.internal.QpVerbs() {
             @Override
-            public MemorySegment create(MemorySegment pd, MemorySegment initAttr) throws VerbsException {
+            public MemorySegment create(MemorySegment pd, MemorySegment initAttr) throws NativeException {
                 return RdmaCm.createQp(i, pd, initAttr);
             }
 

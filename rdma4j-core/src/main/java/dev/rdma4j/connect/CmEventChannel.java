@@ -1,9 +1,11 @@
 package dev.rdma4j.connect;
 
 import dev.rdma4j.Context;
+import dev.rdma4j.RdmaUnavailableException;
 import dev.rdma4j.VerbsException;
 import dev.rdma4j.engine.CompletionEngine;
-import dev.rdma4j.internal.Access;
+import dev.rdma4j.internal.access.Access;
+import dev.rdma4j.internal.ffi.NativeException;
 import dev.rdma4j.internal.ffi.RdmaCm;
 import java.lang.foreign.MemorySegment;
 import java.util.Map;
@@ -37,7 +39,7 @@ public final class CmEventChannel implements AutoCloseable {
 
     /** Makes an id on the channel's handle. */
     interface IdFactory {
-        CmId create(MemorySegment channel) throws VerbsException;
+        CmId create(MemorySegment channel) throws NativeException;
     }
 
     private final CompletionEngine engine;
@@ -53,7 +55,15 @@ public final class CmEventChannel implements AutoCloseable {
 
     private CmEventChannel(CompletionEngine engine) throws VerbsException {
         this.engine = engine;
-        this.handle = RdmaCm.createEventChannel();
+        String unavailable = RdmaCm.failureMessage();
+        if (unavailable != null) {
+            throw new RdmaUnavailableException(unavailable, RdmaCm.failureCause());
+        }
+        try {
+            this.handle = RdmaCm.createEventChannel();
+        } catch (NativeException e) {
+            throw CmId.verbs(e);
+        }
         try {
             engine.watch(RdmaCm.channelFd(handle), this::processEvents);
         } catch (RuntimeException e) { // e.g. the engine is closed: the channel must not outlive the refusal
@@ -99,6 +109,8 @@ public final class CmEventChannel implements AutoCloseable {
             CmId id = f.create(handle);
             ids.put(id.address(), id);
             return id;
+        } catch (NativeException e) {
+            throw CmId.verbs(e);
         } finally {
             users.decrementAndGet();
         }
@@ -179,7 +191,7 @@ public final class CmEventChannel implements AutoCloseable {
                     requestId = CmId.adopt(this, MemorySegment.ofAddress(e.id()), "CmConnectionRequest");
                     ids.put(requestId.address(), requestId);
                 }
-            } catch (VerbsException ex) {
+            } catch (NativeException ex) {
                 System.getLogger("dev.rdma4j.connect").log(System.Logger.Level.WARNING, ex.getMessage());
                 return;
             } finally {

@@ -1,6 +1,7 @@
 package dev.rdma4j.connect;
 
 import dev.rdma4j.VerbsException;
+import dev.rdma4j.internal.ffi.NativeException;
 import dev.rdma4j.internal.ffi.RdmaCm;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -23,13 +24,13 @@ final class CmId {
     /** A native call on the id. */
     @FunctionalInterface
     interface Call<T> {
-        T run(MemorySegment id) throws VerbsException;
+        T run(MemorySegment id) throws NativeException, VerbsException;
     }
 
     /** A native call on the id that returns nothing. */
     @FunctionalInterface
     interface VoidCall {
-        void run(MemorySegment id) throws VerbsException;
+        void run(MemorySegment id) throws NativeException, VerbsException;
     }
 
     private final CmEventChannel channel;
@@ -85,6 +86,8 @@ final class CmId {
         lock.lock();
         try {
             return c.run(id);
+        } catch (NativeException e) {
+            throw verbs(e);
         } finally {
             lock.unlock();
             users.decrementAndGet();
@@ -97,10 +100,17 @@ final class CmId {
         lock.lock();
         try {
             c.run(id);
+        } catch (NativeException e) {
+            throw verbs(e);
         } finally {
             lock.unlock();
             users.decrementAndGet();
         }
+    }
+
+    /** The API's exception for a failure librdmacm's binding reported. */
+    static VerbsException verbs(NativeException e) {
+        return new VerbsException(e.verb(), e.errno(), e.errnoText(), e.detail());
     }
 
     /**
@@ -124,6 +134,8 @@ final class CmId {
         lock.lock();
         try {
             c.run(id);
+        } catch (NativeException e) {
+            throw verbs(e);
         } finally {
             lock.unlock();
             events.unlock();
@@ -208,8 +220,8 @@ final class CmId {
         channel.unregister(this);
         try {
             RdmaCm.destroyId(id);
-        } catch (VerbsException e) {
-            throw new IllegalStateException(owner + ": " + e.getMessage(), e);
+        } catch (NativeException e) {
+            throw new IllegalStateException(owner + ": " + e.getMessage(), verbs(e));
         } finally {
             channel.forget(this);
         }

@@ -9,7 +9,7 @@ import dev.rdma4j.SendBatch;
 import dev.rdma4j.VerbsException;
 import dev.rdma4j.WorkCompletion;
 import dev.rdma4j.WorkCompletions;
-import dev.rdma4j.internal.Access;
+import dev.rdma4j.internal.access.Access;
 import dev.rdma4j.internal.ffi.Native;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Semaphore;
@@ -112,7 +112,7 @@ public final class AsyncQueuePair implements AutoCloseable {
      * The core's handle on this wrapper: the engine finds it beside each completion of the QP's requests,
      * and the QP tells it when a reset or a direct close discarded them.
      */
-    final class Driver implements Access.QpDriver {
+    final class Driver implements dev.rdma4j.internal.QpDriver {
         AsyncQueuePair owner() {
             return AsyncQueuePair.this;
         }
@@ -661,7 +661,7 @@ public final class AsyncQueuePair implements AutoCloseable {
                 return CompletableFuture.failedFuture(new IllegalStateException(qp + " is closed"));
             }
         } else if (!room.tryAcquire(permits)) {
-            return CompletableFuture.failedFuture(Native.fail(what.equals("receive") ? "ibv_post_recv" : "ibv_post_send",
+            return CompletableFuture.failedFuture(VerbsException.of(what.equals("receive") ? "ibv_post_recv" : "ibv_post_send",
                     ENOMEM, "queue full: " + what + " on " + qp));
         }
         return null;

@@ -2,7 +2,7 @@ package dev.rdma4j.engine;
 
 import dev.rdma4j.CompletionQueue;
 import dev.rdma4j.VerbsException;
-import dev.rdma4j.internal.Access;
+import dev.rdma4j.internal.access.Access;
 import dev.rdma4j.internal.ffi.Libc;
 import java.lang.foreign.Arena;
 import java.util.concurrent.Future;

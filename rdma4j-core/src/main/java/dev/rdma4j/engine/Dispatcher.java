@@ -2,7 +2,7 @@ package dev.rdma4j.engine;
 
 import dev.rdma4j.VerbsException;
 import dev.rdma4j.WorkCompletions;
-import dev.rdma4j.internal.Access;
+import dev.rdma4j.internal.access.Access;
 import dev.rdma4j.internal.EngineThreads;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;

@@ -3,7 +3,7 @@ package dev.rdma4j.engine;
 import dev.rdma4j.CompletionChannel;
 import dev.rdma4j.CompletionQueue;
 import dev.rdma4j.VerbsException;
-import dev.rdma4j.internal.Access;
+import dev.rdma4j.internal.access.Access;
 import dev.rdma4j.internal.ffi.Libc;
 import dev.rdma4j.internal.ffi.Native;
 import java.lang.foreign.Arena;
@@ -112,7 +112,7 @@ final class EngineTurn {
         int ep = Libc.epollCreate();
         if (ep < 0) {
             arena.close();
-            throw Native.fail("epoll_create1", -ep, null);
+            throw VerbsException.of("epoll_create1", -ep, null);
         }
         try {
             this.wakeUp = new WakeUp(arena);
@@ -125,7 +125,7 @@ final class EngineTurn {
         int rc = Libc.epollCtl(epfd, Libc.EPOLL_CTL_ADD, wakeUp.fd, Libc.EPOLLIN | Libc.EPOLLET, WAKE, epollScratch);
         if (rc < 0) {
             closeFdsNow();
-            throw Native.fail("epoll_ctl", -rc, "eventfd");
+            throw VerbsException.of("epoll_ctl", -rc, "eventfd");
         }
     }
 
@@ -160,7 +160,7 @@ final class EngineTurn {
             long id = nextSource++;
             int rc = ACCESS.epollCtl(d.own, epfd, Libc.EPOLL_CTL_ADD, id, epollScratch);
             if (rc < 0) {
-                throw new IllegalStateException(Native.fail("epoll_ctl", -rc, "completion channel").getMessage());
+                throw new IllegalStateException(VerbsException.of("epoll_ctl", -rc, "completion channel").getMessage());
             }
             d.ownId = id;
             sources.put(id, d);
@@ -184,7 +184,7 @@ final class EngineTurn {
                 epollScratch);
         if (rc < 0) {
             sources.remove(id);
-            throw new IllegalStateException(Native.fail("epoll_ctl", -rc, "channel").getMessage());
+            throw new IllegalStateException(VerbsException.of("epoll_ctl", -rc, "channel").getMessage());
         }
     }
 
@@ -195,7 +195,7 @@ final class EngineTurn {
         int rc = Libc.epollCtl(epfd, Libc.EPOLL_CTL_ADD, fd, Libc.EPOLLIN | Libc.EPOLLET, id, epollScratch);
         if (rc < 0) {
             sources.remove(id);
-            throw new IllegalStateException(Native.fail("epoll_ctl", -rc, "fd " + fd).getMessage());
+            throw new IllegalStateException(VerbsException.of("epoll_ctl", -rc, "fd " + fd).getMessage());
         }
         runWatched(id, onReadable);
     }
@@ -306,7 +306,7 @@ final class EngineTurn {
             if (-n == Libc.EINTR) {
                 return 0;
             }
-            throw new IllegalStateException(Native.fail("epoll_wait", -n, null).getMessage());
+            throw new IllegalStateException(VerbsException.of("epoll_wait", -n, null).getMessage());
         }
         handleEvents(n);
         work += n + tasks.runTasks();
@@ -556,7 +556,7 @@ final class EngineTurn {
             return false;
         }
         if (rc < 0) {
-            dispatcher.broken(d, Native.fail("epoll_ctl", -rc, "completion channel of " + d.cq));
+            dispatcher.broken(d, VerbsException.of("epoll_ctl", -rc, "completion channel of " + d.cq));
             return false;
         }
         d.channelOut = false;

@@ -40,7 +40,7 @@ final class WakeUp {
         one.set(ValueLayout.JAVA_LONG, 0, 1L);
         int rc = Libc.eventfd();
         if (rc < 0) {
-            throw Native.fail("eventfd", -rc, null);
+            throw VerbsException.of("eventfd", -rc, null);
         }
         fd = rc;
     }

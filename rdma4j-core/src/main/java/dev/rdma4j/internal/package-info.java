@@ -1,7 +1,8 @@
 /**
- * Not API: the bridge between the verbs package and the engine ({@code Access}), the marking of engine threads
- * ({@code EngineThreads}) and small shared helpers. Not exported by the module: rdma4j's API packages use it,
- * and rdma4j-bench's class-path benchmarks reach it to compare the layers.
+ * Not API, below the verbs: the hooks the verbs call and others implement ({@code QpDriver}: the engine drives a
+ * queue pair; {@code QpVerbs}: rdma_cm creates and destroys one), the marking of engine threads
+ * ({@code EngineThreads}) and small shared helpers. It names no rdma4j type above {@code internal.ffi} (checked by
+ * {@code ArchitectureTest}). Not exported by the module; rdma4j-bench's class-path benchmarks reach it.
  *
  * <p>Threading: stateless helpers, or state confined as each class states.
  */

@@ -96,7 +96,9 @@ public final class CConstants {
                 c("IBV_QP_DEST_QPN", IBV_QP_DEST_QPN),
                 c("(IBV_QP_DEST_QPN << 1) - 1", IBV_QP_QUERY_ALL),
                 c("IBV_SRQ_MAX_WR", AhSrqCqAttrs.IBV_SRQ_MAX_WR), c("IBV_SRQ_LIMIT", AhSrqCqAttrs.IBV_SRQ_LIMIT),
-                c("RDMA_PS_TCP", RdmaCm.RDMA_PS_TCP));
+                c("RDMA_PS_TCP", RdmaCm.RDMA_PS_TCP), c("IBV_GID_TYPE_IB", DeviceVerbs.GID_TYPE_IB),
+                c("IBV_GID_TYPE_ROCE_V1", DeviceVerbs.GID_TYPE_ROCE_V1),
+                c("IBV_GID_TYPE_ROCE_V2", DeviceVerbs.GID_TYPE_ROCE_V2));
     }
 
     private static Object[] c(String expression, long value) {

@@ -18,19 +18,6 @@ import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
-import dev.rdma4j.AtomicCapability;
-import dev.rdma4j.Device;
-import dev.rdma4j.DeviceAttributes;
-import dev.rdma4j.Gid;
-import dev.rdma4j.GidEntry;
-import dev.rdma4j.GidType;
-import dev.rdma4j.LinkLayer;
-import dev.rdma4j.Mtu;
-import dev.rdma4j.NodeType;
-import dev.rdma4j.PortAttributes;
-import dev.rdma4j.PortState;
-import dev.rdma4j.TransportType;
-import dev.rdma4j.VerbsException;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
@@ -84,12 +71,44 @@ public final class DeviceVerbs {
                 FunctionDescriptor.of(JAVA_LONG, ADDRESS, ADDRESS, JAVA_LONG, JAVA_INT, JAVA_LONG));
     }
 
+    /** {@code struct ibv_device}'s facts: enum members as their C values. */
+    public record DeviceInfo(String name, long guid, int nodeType, int transportType, String sysfsPath) {
+    }
+
+    /** {@code struct ibv_device_attr}, member for member ({@code atomic_cap} as its C value). */
+    public record DeviceAttrs(
+            String fwVer, long nodeGuid, long sysImageGuid, long maxMrSize, long pageSizeCap, int vendorId,
+            int vendorPartId, int hwVer, int maxQp, int maxQpWr, int deviceCapFlags, int maxSge, int maxSgeRd,
+            int maxCq, int maxCqe, int maxMr, int maxPd, int maxQpRdAtom, int maxEeRdAtom, int maxResRdAtom,
+            int maxQpInitRdAtom, int maxEeInitRdAtom, int atomicCap, int maxEe, int maxRdd, int maxMw,
+            int maxRawIpv6Qp, int maxRawEthyQp, int maxMcastGrp, int maxMcastQpAttach, int maxTotalMcastQpAttach,
+            int maxAh, int maxFmr, int maxMapPerFmr, int maxSrq, int maxSrqWr, int maxSrqSge, int maxPkeys,
+            int localCaAckDelay, int physPortCnt) {
+    }
+
+    /** {@code struct ibv_port_attr}, member for member ({@code state}, MTUs, {@code link_layer} as C values). */
+    public record PortAttrs(
+            int state, int maxMtu, int activeMtu, int gidTblLen, int portCapFlags, long maxMsgSz, int badPkeyCntr,
+            int qkeyViolCntr, int pkeyTblLen, int lid, int smLid, int lmc, int maxVlNum, int smSl,
+            int subnetTimeout, int initTypeReply, int activeWidth, int activeSpeed, int physState, int linkLayer,
+            int flags, int portCapFlags2) {
+    }
+
+    /** A valid GID table entry: {@code raw} is the 16 bytes, {@code gidType} an {@code enum ibv_gid_type} value. */
+    public record GidInfo(int port, int index, byte[] raw, int gidType, int ndevIfindex) {
+    }
+
+    /** {@code IBV_GID_TYPE_IB}, {@code IBV_GID_TYPE_ROCE_V1}, {@code IBV_GID_TYPE_ROCE_V2} (checked by gcc). */
+    public static final int GID_TYPE_IB = 0;
+    public static final int GID_TYPE_ROCE_V1 = 1;
+    public static final int GID_TYPE_ROCE_V2 = 2;
+
     private static H h() {
         Libibverbs.ensureLoaded(); // a clean RdmaUnavailableException, never an ExceptionInInitializerError
         return null;
     }
 
-    public static List<Device> listDevices() throws VerbsException {
+    public static List<DeviceInfo> listDevices() throws NativeException {
         h();
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment errno = Native.errnoSlot(arena);
@@ -101,7 +120,7 @@ public final class DeviceVerbs {
             try {
                 int n = num.get(JAVA_INT, 0);
                 MemorySegment array = list.reinterpret(ADDRESS.byteSize() * n);
-                List<Device> out = new ArrayList<>(n);
+                List<DeviceInfo> out = new ArrayList<>(n);
                 for (int i = 0; i < n; i++) {
                     out.add(device(array.getAtIndex(ADDRESS, i)));
                 }
@@ -109,21 +128,20 @@ public final class DeviceVerbs {
             } finally {
                 H.FREE_DEVICE_LIST.invokeExact(list);
             }
-        } catch (VerbsException | RuntimeException | Error e) {
+        } catch (NativeException | RuntimeException | Error e) {
             throw e;
         } catch (Throwable t) {
             throw Native.rethrow(t);
         }
     }
 
-    /** The {@link Device} a {@code struct ibv_device *} describes. */
-    private static Device device(MemorySegment ibvDevice) throws Throwable {
+    /** What a {@code struct ibv_device *} describes. */
+    private static DeviceInfo device(MemorySegment ibvDevice) throws Throwable {
         MemorySegment dev = ibvDevice.reinterpret(IBV_DEVICE.byteSize());
         MemorySegment name = (MemorySegment) H.GET_DEVICE_NAME.invokeExact(dev);
         long guid = (long) H.GET_DEVICE_GUID.invokeExact(dev);
-        return new Device(name.reinterpret(64).getString(0), Fields.be64ToHost(guid),
-                NodeType.of(i32(dev, IBV_DEVICE, "node_type")),
-                TransportType.of(i32(dev, IBV_DEVICE, "transport_type")),
+        return new DeviceInfo(name.reinterpret(64).getString(0), Fields.be64ToHost(guid),
+                i32(dev, IBV_DEVICE, "node_type"), i32(dev, IBV_DEVICE, "transport_type"),
                 string(dev, IBV_DEVICE, "ibdev_path"));
     }
 
@@ -131,7 +149,7 @@ public final class DeviceVerbs {
      * The device an open context is on ({@code context->device}), without listing the devices: librdmacm hands
      * out contexts it opened, one per connection event, and {@code ibv_get_device_list} rescans sysfs each time.
      */
-    public static Device deviceOf(MemorySegment ctx) {
+    public static DeviceInfo deviceOf(MemorySegment ctx) {
         h();
         try {
             return device(ctx.get(ADDRESS, CLayouts.offset(IBV_CONTEXT, "device")));
@@ -143,7 +161,7 @@ public final class DeviceVerbs {
     }
 
     /** Opens the device by name; the returned segment spans {@code struct ibv_context}. */
-    public static MemorySegment openDevice(String name) throws VerbsException {
+    public static MemorySegment openDevice(String name) throws NativeException {
         h();
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment errno = Native.errnoSlot(arena);
@@ -169,7 +187,7 @@ public final class DeviceVerbs {
             } finally {
                 H.FREE_DEVICE_LIST.invokeExact(list);
             }
-        } catch (VerbsException | RuntimeException | Error e) {
+        } catch (NativeException | RuntimeException | Error e) {
             throw e;
         } catch (Throwable t) {
             throw Native.rethrow(t);
@@ -202,7 +220,7 @@ public final class DeviceVerbs {
         return i32(ctx, IBV_CONTEXT, "num_comp_vectors");
     }
 
-    public static DeviceAttributes queryDevice(MemorySegment ctx) throws VerbsException {
+    public static DeviceAttrs queryDevice(MemorySegment ctx) throws NativeException {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment errno = Native.errnoSlot(arena);
             MemorySegment a = arena.allocate(IBV_DEVICE_ATTR);
@@ -211,21 +229,21 @@ public final class DeviceVerbs {
                 throw Native.fail("ibv_query_device", Native.errorCode(rc, Native.errno(errno)), null);
             }
             var l = IBV_DEVICE_ATTR;
-            return new DeviceAttributes(string(a, l, "fw_ver"), be64(a, l, "node_guid"),
+            return new DeviceAttrs(string(a, l, "fw_ver"), be64(a, l, "node_guid"),
                     be64(a, l, "sys_image_guid"), i64(a, l, "max_mr_size"), i64(a, l, "page_size_cap"),
                     i32(a, l, "vendor_id"), i32(a, l, "vendor_part_id"), i32(a, l, "hw_ver"), i32(a, l, "max_qp"),
                     i32(a, l, "max_qp_wr"), i32(a, l, "device_cap_flags"), i32(a, l, "max_sge"),
                     i32(a, l, "max_sge_rd"), i32(a, l, "max_cq"), i32(a, l, "max_cqe"), i32(a, l, "max_mr"),
                     i32(a, l, "max_pd"), i32(a, l, "max_qp_rd_atom"), i32(a, l, "max_ee_rd_atom"),
                     i32(a, l, "max_res_rd_atom"), i32(a, l, "max_qp_init_rd_atom"),
-                    i32(a, l, "max_ee_init_rd_atom"), AtomicCapability.of(i32(a, l, "atomic_cap")),
+                    i32(a, l, "max_ee_init_rd_atom"), i32(a, l, "atomic_cap"),
                     i32(a, l, "max_ee"), i32(a, l, "max_rdd"), i32(a, l, "max_mw"), i32(a, l, "max_raw_ipv6_qp"),
                     i32(a, l, "max_raw_ethy_qp"), i32(a, l, "max_mcast_grp"), i32(a, l, "max_mcast_qp_attach"),
                     i32(a, l, "max_total_mcast_qp_attach"), i32(a, l, "max_ah"), i32(a, l, "max_fmr"),
                     i32(a, l, "max_map_per_fmr"), i32(a, l, "max_srq"), i32(a, l, "max_srq_wr"),
                     i32(a, l, "max_srq_sge"), u16(a, l, "max_pkeys"), u8(a, l, "local_ca_ack_delay"),
                     u8(a, l, "phys_port_cnt"));
-        } catch (VerbsException | RuntimeException | Error e) {
+        } catch (NativeException | RuntimeException | Error e) {
             throw e;
         } catch (Throwable t) {
             throw Native.rethrow(t);
@@ -238,7 +256,7 @@ public final class DeviceVerbs {
      * {@code query_port} and the op is set, call it with {@code sizeof(struct ibv_port_attr)}; otherwise
      * zero the struct and call the exported compat {@code ibv_query_port}.
      */
-    public static PortAttributes queryPort(MemorySegment ctx, int port) throws VerbsException {
+    public static PortAttrs queryPort(MemorySegment ctx, int port) throws NativeException {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment errno = Native.errnoSlot(arena);
             MemorySegment a = arena.allocate(IBV_PORT_ATTR); // zeroed
@@ -250,15 +268,15 @@ public final class DeviceVerbs {
                 throw Native.fail("ibv_query_port", Native.errorCode(rc, Native.errno(errno)), "port " + port);
             }
             var l = IBV_PORT_ATTR;
-            return new PortAttributes(PortState.of(i32(a, l, "state")), Mtu.of(i32(a, l, "max_mtu")),
-                    Mtu.of(i32(a, l, "active_mtu")), i32(a, l, "gid_tbl_len"), i32(a, l, "port_cap_flags"),
+            return new PortAttrs(i32(a, l, "state"), i32(a, l, "max_mtu"), i32(a, l, "active_mtu"),
+                    i32(a, l, "gid_tbl_len"), i32(a, l, "port_cap_flags"),
                     u32(a, l, "max_msg_sz"), i32(a, l, "bad_pkey_cntr"), i32(a, l, "qkey_viol_cntr"),
                     u16(a, l, "pkey_tbl_len"), u16(a, l, "lid"), u16(a, l, "sm_lid"), u8(a, l, "lmc"),
                     u8(a, l, "max_vl_num"), u8(a, l, "sm_sl"), u8(a, l, "subnet_timeout"),
                     u8(a, l, "init_type_reply"), u8(a, l, "active_width"), u8(a, l, "active_speed"),
-                    u8(a, l, "phys_state"), LinkLayer.of(u8(a, l, "link_layer")), u8(a, l, "flags"),
+                    u8(a, l, "phys_state"), u8(a, l, "link_layer"), u8(a, l, "flags"),
                     u16(a, l, "port_cap_flags2"));
-        } catch (VerbsException | RuntimeException | Error e) {
+        } catch (NativeException | RuntimeException | Error e) {
             throw e;
         } catch (Throwable t) {
             throw Native.rethrow(t);
@@ -282,8 +300,8 @@ public final class DeviceVerbs {
         return op.equals(MemorySegment.NULL) ? null : op;
     }
 
-    public static GidEntry queryGid(MemorySegment ctx, Device device, int port, int index) throws VerbsException {
-        GidEntry e = queryGidOrNull(ctx, device, port, index, true);
+    public static GidInfo queryGid(MemorySegment ctx, String sysfsPath, int port, int index) throws NativeException {
+        GidInfo e = queryGidOrNull(ctx, sysfsPath, port, index, true);
         if (e == null) {
             throw Native.fail("ibv_query_gid", ENODATA, "port " + port + " index " + index + " is empty");
         }
@@ -295,8 +313,8 @@ public final class DeviceVerbs {
      * zero GID from {@code ibv_query_gid}; other errors throw unless {@code strict} is false and the errno is one of
      * those.
      */
-    private static GidEntry queryGidOrNull(MemorySegment ctx, Device device, int port, int index, boolean strict)
-            throws VerbsException {
+    private static GidInfo queryGidOrNull(MemorySegment ctx, String sysfsPath, int port, int index, boolean strict)
+            throws NativeException {
         try (Arena arena = Arena.ofConfined()) {
             if (H.QUERY_GID_EX != null) {
                 MemorySegment e = arena.allocate(IBV_GID_ENTRY);
@@ -308,8 +326,8 @@ public final class DeviceVerbs {
                     }
                     throw Native.fail("ibv_query_gid_ex", errno, "port " + port + " index " + index);
                 }
-                return new GidEntry(port, index, gid(e.asSlice(0, IBV_GID.byteSize())),
-                        GidType.of(i32(e, IBV_GID_ENTRY, "gid_type")), i32(e, IBV_GID_ENTRY, "ndev_ifindex"));
+                return new GidInfo(port, index, e.asSlice(0, IBV_GID.byteSize()).toArray(JAVA_BYTE),
+                        i32(e, IBV_GID_ENTRY, "gid_type"), i32(e, IBV_GID_ENTRY, "ndev_ifindex"));
             }
             MemorySegment errno = Native.errnoSlot(arena);
             MemorySegment g = arena.allocate(IBV_GID);
@@ -321,12 +339,12 @@ public final class DeviceVerbs {
                 }
                 throw Native.fail("ibv_query_gid", code, "port " + port + " index " + index);
             }
-            Gid gid = gid(g);
-            if (gid.isZero()) {
+            byte[] gid = g.toArray(JAVA_BYTE);
+            if (isZero(gid)) {
                 return null;
             }
-            return new GidEntry(port, index, gid, sysfsGidType(device, port, index), 0);
-        } catch (VerbsException | RuntimeException | Error e) {
+            return new GidInfo(port, index, gid, sysfsGidType(sysfsPath, port, index), 0);
+        } catch (NativeException | RuntimeException | Error e) {
             throw e;
         } catch (Throwable t) {
             throw Native.rethrow(t);
@@ -339,14 +357,14 @@ public final class DeviceVerbs {
      * exception (rxe's table has 1,024 entries, almost all empty: a thrown and caught exception each cost tens of
      * milliseconds per table in the emulated guest).
      */
-    public static List<GidEntry> gidTable(MemorySegment ctx, Device device, int port) throws VerbsException {
-        int length = queryPort(ctx, port).gidTableLength();
+    public static List<GidInfo> gidTable(MemorySegment ctx, String sysfsPath, int port) throws NativeException {
+        int length = queryPort(ctx, port).gidTblLen();
         if (H.QUERY_GID_TABLE != null) {
             return gidTableInOneCall(ctx, port, length);
         }
-        List<GidEntry> out = new ArrayList<>();
+        List<GidInfo> out = new ArrayList<>();
         for (int i = 0; i < length; i++) {
-            GidEntry e = queryGidOrNull(ctx, device, port, i, false);
+            GidInfo e = queryGidOrNull(ctx, sysfsPath, port, i, false);
             if (e != null) {
                 out.add(e);
             }
@@ -354,7 +372,7 @@ public final class DeviceVerbs {
         return List.copyOf(out);
     }
 
-    private static List<GidEntry> gidTableInOneCall(MemorySegment ctx, int port, int length) throws VerbsException {
+    private static List<GidInfo> gidTableInOneCall(MemorySegment ctx, int port, int length) throws NativeException {
         // The table covers every port; the kernel refuses (EINVAL) a max_entries below the number of valid
         // entries, so a device with several ports may need a larger array.
         for (long max = Math.max(length, 16);; max *= 2) {
@@ -362,23 +380,23 @@ public final class DeviceVerbs {
                 MemorySegment entries = arena.allocate(IBV_GID_ENTRY, max);
                 long n = (long) H.QUERY_GID_TABLE.invokeExact(ctx, entries, max, 0, IBV_GID_ENTRY.byteSize());
                 if (n >= 0) {
-                    List<GidEntry> out = new ArrayList<>();
+                    List<GidInfo> out = new ArrayList<>();
                     for (long k = 0; k < n; k++) {
                         MemorySegment e = entries.asSlice(k * IBV_GID_ENTRY.byteSize(), IBV_GID_ENTRY);
                         if (i32(e, IBV_GID_ENTRY, "port_num") == port) {
-                            out.add(new GidEntry(port, i32(e, IBV_GID_ENTRY, "gid_index"),
-                                    gid(e.asSlice(0, IBV_GID.byteSize())),
-                                    GidType.of(i32(e, IBV_GID_ENTRY, "gid_type")),
+                            out.add(new GidInfo(port, i32(e, IBV_GID_ENTRY, "gid_index"),
+                                    e.asSlice(0, IBV_GID.byteSize()).toArray(JAVA_BYTE),
+                                    i32(e, IBV_GID_ENTRY, "gid_type"),
                                     i32(e, IBV_GID_ENTRY, "ndev_ifindex")));
                         }
                     }
-                    out.sort(java.util.Comparator.comparingInt(GidEntry::index));
+                    out.sort(java.util.Comparator.comparingInt(GidInfo::index));
                     return List.copyOf(out);
                 }
                 if (n != -22 || max >= 1L << 20) {
                     throw Native.fail("ibv_query_gid_table", (int) -n, "max_entries " + max);
                 }
-            } catch (VerbsException | RuntimeException | Error e) {
+            } catch (NativeException | RuntimeException | Error e) {
                 throw e;
             } catch (Throwable t) {
                 throw Native.rethrow(t);
@@ -386,19 +404,24 @@ public final class DeviceVerbs {
         }
     }
 
-    private static Gid gid(MemorySegment g) {
-        return Gid.of(g.toArray(JAVA_BYTE));
+    private static boolean isZero(byte[] gid) {
+        for (byte b : gid) {
+            if (b != 0) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** Pre-rdma-core-32 fallback: the kernel names the type in sysfs ("IB/RoCE v1" or "RoCE v2"). */
-    private static GidType sysfsGidType(Device device, int port, int index) {
-        Path p = Path.of(device.sysfsPath(), "ports", Integer.toString(port), "gid_attrs", "types",
+    private static int sysfsGidType(String sysfsPath, int port, int index) {
+        Path p = Path.of(sysfsPath, "ports", Integer.toString(port), "gid_attrs", "types",
                 Integer.toString(index));
         try {
             String t = Files.readString(p).trim();
-            return t.equals("RoCE v2") ? GidType.ROCE_V2 : t.contains("RoCE") ? GidType.ROCE_V1 : GidType.IB;
+            return t.equals("RoCE v2") ? GID_TYPE_ROCE_V2 : t.contains("RoCE") ? GID_TYPE_ROCE_V1 : GID_TYPE_IB;
         } catch (IOException e) {
-            return GidType.IB;
+            return GID_TYPE_IB;
         }
     }
 }

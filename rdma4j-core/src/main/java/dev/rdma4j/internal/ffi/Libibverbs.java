@@ -1,6 +1,5 @@
 package dev.rdma4j.internal.ffi;
 
-import dev.rdma4j.RdmaUnavailableException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.SymbolLookup;
 
@@ -36,24 +35,29 @@ public final class Libibverbs {
         return Holder.NAME;
     }
 
-    /** A fresh exception describing the failure (fresh so every thrower gets its own stack), or null. */
-    public static RdmaUnavailableException failure() {
+    /** Why the library could not be loaded (the text the API's exception carries), or null when it is loaded. */
+    public static String failureMessage() {
         if (Holder.CAUSE == null) {
             return null;
         }
-        return new RdmaUnavailableException("RDMA is unavailable: cannot load " + Holder.NAME
+        return "RDMA is unavailable: cannot load " + Holder.NAME
                 + " (the rdma-core verbs library; on Debian/Ubuntu: apt-get install libibverbs1 ibverbs-providers): "
-                + Holder.CAUSE.getMessage(), Holder.CAUSE);
+                + Holder.CAUSE.getMessage();
     }
 
+    /** The loader's exception, or null when the library is loaded. */
+    public static Throwable failureCause() {
+        return Holder.CAUSE;
+    }
+
+    /** Throws {@link LibraryUnavailableException} when the library could not be loaded. */
     public static void ensureLoaded() {
-        RdmaUnavailableException failure = failure();
-        if (failure != null) {
-            throw failure;
+        if (Holder.CAUSE != null) {
+            throw new LibraryUnavailableException(failureMessage(), Holder.CAUSE);
         }
     }
 
-    /** The loaded library; throws {@link RdmaUnavailableException} if it could not be loaded. */
+    /** The loaded library; throws {@link LibraryUnavailableException} if it could not be loaded. */
     public static SymbolLookup lookup() {
         ensureLoaded();
         return Holder.LOOKUP;

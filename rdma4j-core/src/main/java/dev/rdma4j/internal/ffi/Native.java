@@ -1,6 +1,5 @@
 package dev.rdma4j.internal.ffi;
 
-import dev.rdma4j.VerbsException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
@@ -69,8 +68,8 @@ public final class Native {
     }
 
     /** The exception for a verb that failed with {@code errno}. */
-    public static VerbsException fail(String verb, int errno, String detail) {
-        return new VerbsException(verb, errno, strerror(errno), detail);
+    public static NativeException fail(String verb, int errno, String detail) {
+        return new NativeException(verb, errno, strerror(errno), detail);
     }
 
     /**
@@ -94,17 +93,17 @@ public final class Native {
     }
 
     /**
-     * Runs a status verb; a non-zero result becomes a {@link VerbsException} with the verb, the errno
+     * Runs a status verb; a non-zero result becomes a {@link NativeException} with the verb, the errno
      * (the result itself or the captured errno, see {@link #errorCode}) and its text.
      */
-    public static void check(String verb, String detail, StatusCall call) throws VerbsException {
+    public static void check(String verb, String detail, StatusCall call) throws NativeException {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment errno = errnoSlot(arena);
             int rc = call.call(errno);
             if (rc != 0) {
                 throw fail(verb, errorCode(rc, errno(errno)), detail);
             }
-        } catch (VerbsException | RuntimeException | Error e) {
+        } catch (NativeException | RuntimeException | Error e) {
             throw e;
         } catch (Throwable t) {
             throw rethrow(t);

@@ -5,8 +5,6 @@ import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_SHORT;
 
-import dev.rdma4j.RdmaUnavailableException;
-import dev.rdma4j.VerbsException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.MemoryLayout;
@@ -80,7 +78,7 @@ public final class RdmaCm {
             try {
                 Libibverbs.ensureLoaded();
                 l = SymbolLookup.libraryLookup(LIBRARY, Arena.global());
-            } catch (IllegalArgumentException | RdmaUnavailableException e) {
+            } catch (IllegalArgumentException | LibraryUnavailableException e) {
                 c = e;
             }
             LOOKUP = l;
@@ -88,11 +86,24 @@ public final class RdmaCm {
         }
     }
 
+    /** Why librdmacm (or libibverbs under it) could not be loaded, or null when it is loaded. */
+    public static String failureMessage() {
+        if (Holder.CAUSE == null) {
+            return null;
+        }
+        return "rdma_cm is unavailable: cannot load " + LIBRARY
+                + " (rdma-core's librdmacm; on Debian/Ubuntu: apt-get install librdmacm1): "
+                + Holder.CAUSE.getMessage();
+    }
+
+    /** The loader's exception, or null when the library is loaded. */
+    public static Throwable failureCause() {
+        return Holder.CAUSE;
+    }
+
     private static SymbolLookup lib() {
         if (Holder.CAUSE != null) {
-            throw new RdmaUnavailableException("rdma_cm is unavailable: cannot load " + LIBRARY
-                    + " (rdma-core's librdmacm; on Debian/Ubuntu: apt-get install librdmacm1): "
-                    + Holder.CAUSE.getMessage(), Holder.CAUSE);
+            throw new LibraryUnavailableException(failureMessage(), Holder.CAUSE);
         }
         return Holder.LOOKUP;
     }
@@ -134,13 +145,13 @@ public final class RdmaCm {
         }
     }
 
-    private static void check(String verb, String detail, Native.StatusCall call) throws VerbsException {
+    private static void check(String verb, String detail, Native.StatusCall call) throws NativeException {
         lib();
         Native.check(verb, detail, call);
     }
 
     /** rdma_create_event_channel, with its fd made non-blocking. */
-    public static MemorySegment createEventChannel() throws VerbsException {
+    public static MemorySegment createEventChannel() throws NativeException {
         lib();
         try (Arena a = Arena.ofConfined()) {
             MemorySegment errno = Native.errnoSlot(a);
@@ -155,7 +166,7 @@ public final class RdmaCm {
                 throw Native.fail("fcntl", -rc, "O_NONBLOCK on the rdma_cm event channel");
             }
             return ch;
-        } catch (VerbsException | RuntimeException | Error e) {
+        } catch (NativeException | RuntimeException | Error e) {
             throw e;
         } catch (Throwable t) {
             throw Native.rethrow(t);
@@ -174,7 +185,7 @@ public final class RdmaCm {
         }
     }
 
-    public static MemorySegment createId(MemorySegment ch) throws VerbsException {
+    public static MemorySegment createId(MemorySegment ch) throws NativeException {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment out = a.allocate(ADDRESS);
             check("rdma_create_id", null,
@@ -187,11 +198,11 @@ public final class RdmaCm {
         return id.reinterpret(RDMA_CM_ID_PREFIX.byteSize());
     }
 
-    public static void destroyId(MemorySegment id) throws VerbsException {
+    public static void destroyId(MemorySegment id) throws NativeException {
         check("rdma_destroy_id", null, e -> (int) H.DESTROY_ID.invokeExact(e, id));
     }
 
-    public static void bindAddr(MemorySegment id, InetSocketAddress addr) throws VerbsException {
+    public static void bindAddr(MemorySegment id, InetSocketAddress addr) throws NativeException {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment sa = sockaddr(a, addr);
             check("rdma_bind_addr", addr.toString(), e -> (int) H.BIND_ADDR.invokeExact(e, id, sa));
@@ -210,11 +221,11 @@ public final class RdmaCm {
         }
     }
 
-    public static void listen(MemorySegment id, int backlog) throws VerbsException {
+    public static void listen(MemorySegment id, int backlog) throws NativeException {
         check("rdma_listen", null, e -> (int) H.LISTEN.invokeExact(e, id, backlog));
     }
 
-    public static void resolveAddr(MemorySegment id, InetSocketAddress dst, int timeoutMs) throws VerbsException {
+    public static void resolveAddr(MemorySegment id, InetSocketAddress dst, int timeoutMs) throws NativeException {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment sa = sockaddr(a, dst);
             check("rdma_resolve_addr", dst.toString(),
@@ -222,12 +233,12 @@ public final class RdmaCm {
         }
     }
 
-    public static void resolveRoute(MemorySegment id, int timeoutMs) throws VerbsException {
+    public static void resolveRoute(MemorySegment id, int timeoutMs) throws NativeException {
         check("rdma_resolve_route", null, e -> (int) H.RESOLVE_ROUTE.invokeExact(e, id, timeoutMs));
     }
 
     public static MemorySegment createQp(MemorySegment id, MemorySegment pd, MemorySegment initAttr)
-            throws VerbsException {
+            throws NativeException {
         check("rdma_create_qp", null, e -> (int) H.CREATE_QP.invokeExact(e, id, pd, initAttr));
         return id.get(ADDRESS, CLayouts.offset(RDMA_CM_ID_PREFIX, "qp")).reinterpret(Structs.IBV_QP.byteSize());
     }
@@ -292,15 +303,15 @@ public final class RdmaCm {
         return p;
     }
 
-    public static void connect(MemorySegment id, MemorySegment param) throws VerbsException {
+    public static void connect(MemorySegment id, MemorySegment param) throws NativeException {
         check("rdma_connect", null, e -> (int) H.CONNECT.invokeExact(e, id, param));
     }
 
-    public static void accept(MemorySegment id, MemorySegment param) throws VerbsException {
+    public static void accept(MemorySegment id, MemorySegment param) throws NativeException {
         check("rdma_accept", null, e -> (int) H.ACCEPT.invokeExact(e, id, param));
     }
 
-    public static void reject(MemorySegment id, byte[] privateData) throws VerbsException {
+    public static void reject(MemorySegment id, byte[] privateData) throws NativeException {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment pd = MemorySegment.NULL;
             if (privateData != null && privateData.length > 0) {
@@ -313,7 +324,7 @@ public final class RdmaCm {
         }
     }
 
-    public static void disconnect(MemorySegment id) throws VerbsException {
+    public static void disconnect(MemorySegment id) throws NativeException {
         check("rdma_disconnect", null, e -> (int) H.DISCONNECT.invokeExact(e, id));
     }
 
@@ -322,7 +333,7 @@ public final class RdmaCm {
     }
 
     /** rdma_get_cm_event + copy + rdma_ack_cm_event; null when none is pending (EAGAIN). */
-    public static Event nextEvent(MemorySegment ch) throws VerbsException {
+    public static Event nextEvent(MemorySegment ch) throws NativeException {
         lib();
         try (Arena a = Arena.ofConfined()) {
             MemorySegment errno = Native.errnoSlot(a);
@@ -349,7 +360,7 @@ public final class RdmaCm {
                 throw Native.fail("rdma_ack_cm_event", Native.errorCode(ack, Native.errno(errno)), null);
             }
             return e;
-        } catch (VerbsException | RuntimeException | Error e) {
+        } catch (NativeException | RuntimeException | Error e) {
             throw e;
         } catch (Throwable t) {
             throw Native.rethrow(t);

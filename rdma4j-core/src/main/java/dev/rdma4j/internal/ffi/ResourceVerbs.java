@@ -4,7 +4,6 @@ import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
-import dev.rdma4j.VerbsException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.MemorySegment;
@@ -14,7 +13,7 @@ import java.lang.invoke.MethodHandle;
 /**
  * Create/destroy/modify verbs of the verbs objects below a context (PD, MR, completion channel, CQ,
  * QP, AH, SRQ). Pointers come back as segments spanning their C struct; failures as
- * {@link VerbsException} with the verb's errno.
+ * {@link NativeException} with the verb's errno.
  */
 @SuppressWarnings("restricted")
 public final class ResourceVerbs {
@@ -63,14 +62,14 @@ public final class ResourceVerbs {
         }
     }
 
-    /** A pointer-returning verb: NULL becomes a VerbsException with the captured errno. */
+    /** A pointer-returning verb: NULL becomes a NativeException with the captured errno. */
     @FunctionalInterface
     private interface PointerCall {
         MemorySegment call(MemorySegment errno) throws Throwable;
     }
 
     private static MemorySegment pointer(String verb, String detail, long size, PointerCall call)
-            throws VerbsException {
+            throws NativeException {
         Libibverbs.ensureLoaded();
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment errno = Native.errnoSlot(arena);
@@ -79,24 +78,24 @@ public final class ResourceVerbs {
                 throw Native.fail(verb, Native.errorCode(-1, Native.errno(errno)), detail);
             }
             return p.reinterpret(size);
-        } catch (VerbsException | RuntimeException | Error e) {
+        } catch (NativeException | RuntimeException | Error e) {
             throw e;
         } catch (Throwable t) {
             throw Native.rethrow(t);
         }
     }
 
-    private static void status(String verb, String detail, Native.StatusCall call) throws VerbsException {
+    private static void status(String verb, String detail, Native.StatusCall call) throws NativeException {
         Libibverbs.ensureLoaded();
         Native.check(verb, detail, call);
     }
 
-    public static MemorySegment allocPd(MemorySegment ctx) throws VerbsException {
+    public static MemorySegment allocPd(MemorySegment ctx) throws NativeException {
         return pointer("ibv_alloc_pd", null, Structs.IBV_PD.byteSize(),
                 e -> (MemorySegment) H.ALLOC_PD.invokeExact(e, ctx));
     }
 
-    public static void deallocPd(MemorySegment pd) throws VerbsException {
+    public static void deallocPd(MemorySegment pd) throws NativeException {
         status("ibv_dealloc_pd", null, e -> (int) H.DEALLOC_PD.invokeExact(e, pd));
     }
 
@@ -104,7 +103,7 @@ public final class ResourceVerbs {
      * verbs.h's {@code ibv_reg_mr} macro over {@code __ibv_reg_mr}: access flags without optional-range
      * bits go to the exported {@code ibv_reg_mr}, others to {@code ibv_reg_mr_iova2} with iova = addr.
      */
-    public static MemorySegment regMr(MemorySegment pd, MemorySegment buffer, int access) throws VerbsException {
+    public static MemorySegment regMr(MemorySegment pd, MemorySegment buffer, int access) throws NativeException {
         long length = buffer.byteSize();
         String detail = length + " bytes at 0x" + Long.toHexString(buffer.address());
         if ((access & ACCESS_OPTIONAL_RANGE) == 0) {
@@ -115,70 +114,70 @@ public final class ResourceVerbs {
                 e -> (MemorySegment) H.REG_MR_IOVA2.invokeExact(e, pd, buffer, length, buffer.address(), access));
     }
 
-    public static void deregMr(MemorySegment mr) throws VerbsException {
+    public static void deregMr(MemorySegment mr) throws NativeException {
         status("ibv_dereg_mr", null, e -> (int) H.DEREG_MR.invokeExact(e, mr));
     }
 
-    public static MemorySegment createCompChannel(MemorySegment ctx) throws VerbsException {
+    public static MemorySegment createCompChannel(MemorySegment ctx) throws NativeException {
         return pointer("ibv_create_comp_channel", null, Structs.IBV_COMP_CHANNEL.byteSize(),
                 e -> (MemorySegment) H.CREATE_COMP_CHANNEL.invokeExact(e, ctx));
     }
 
-    public static void destroyCompChannel(MemorySegment channel) throws VerbsException {
+    public static void destroyCompChannel(MemorySegment channel) throws NativeException {
         status("ibv_destroy_comp_channel", null, e -> (int) H.DESTROY_COMP_CHANNEL.invokeExact(e, channel));
     }
 
     public static MemorySegment createCq(MemorySegment ctx, int cqe, MemorySegment channel, int vector)
-            throws VerbsException {
+            throws NativeException {
         return pointer("ibv_create_cq", cqe + " entries", Structs.IBV_CQ.byteSize(),
                 e -> (MemorySegment) H.CREATE_CQ.invokeExact(e, ctx, cqe, MemorySegment.NULL, channel, vector));
     }
 
-    public static void destroyCq(MemorySegment cq) throws VerbsException {
+    public static void destroyCq(MemorySegment cq) throws NativeException {
         status("ibv_destroy_cq", null, e -> (int) H.DESTROY_CQ.invokeExact(e, cq));
     }
 
-    public static MemorySegment createQp(MemorySegment pd, MemorySegment initAttr) throws VerbsException {
+    public static MemorySegment createQp(MemorySegment pd, MemorySegment initAttr) throws NativeException {
         return pointer("ibv_create_qp", null, Structs.IBV_QP.byteSize(),
                 e -> (MemorySegment) H.CREATE_QP.invokeExact(e, pd, initAttr));
     }
 
     public static void modifyQp(MemorySegment qp, MemorySegment attr, int mask, String detail)
-            throws VerbsException {
+            throws NativeException {
         status("ibv_modify_qp", detail, e -> (int) H.MODIFY_QP.invokeExact(e, qp, attr, mask));
     }
 
     public static void queryQp(MemorySegment qp, MemorySegment attr, int mask, MemorySegment initAttr)
-            throws VerbsException {
+            throws NativeException {
         status("ibv_query_qp", null, e -> (int) H.QUERY_QP.invokeExact(e, qp, attr, mask, initAttr));
     }
 
-    public static void destroyQp(MemorySegment qp) throws VerbsException {
+    public static void destroyQp(MemorySegment qp) throws NativeException {
         status("ibv_destroy_qp", null, e -> (int) H.DESTROY_QP.invokeExact(e, qp));
     }
 
-    public static MemorySegment createAh(MemorySegment pd, MemorySegment ahAttr) throws VerbsException {
+    public static MemorySegment createAh(MemorySegment pd, MemorySegment ahAttr) throws NativeException {
         return pointer("ibv_create_ah", null, Structs.IBV_AH.byteSize(),
                 e -> (MemorySegment) H.CREATE_AH.invokeExact(e, pd, ahAttr));
     }
 
-    public static void destroyAh(MemorySegment ah) throws VerbsException {
+    public static void destroyAh(MemorySegment ah) throws NativeException {
         status("ibv_destroy_ah", null, e -> (int) H.DESTROY_AH.invokeExact(e, ah));
     }
 
-    public static MemorySegment createSrq(MemorySegment pd, MemorySegment initAttr) throws VerbsException {
+    public static MemorySegment createSrq(MemorySegment pd, MemorySegment initAttr) throws NativeException {
         return pointer("ibv_create_srq", null, Structs.IBV_SRQ.byteSize(), e -> (MemorySegment) H.CREATE_SRQ.invokeExact(e, pd, initAttr));
     }
 
-    public static void modifySrq(MemorySegment srq, MemorySegment attr, int mask) throws VerbsException {
+    public static void modifySrq(MemorySegment srq, MemorySegment attr, int mask) throws NativeException {
         status("ibv_modify_srq", null, e -> (int) H.MODIFY_SRQ.invokeExact(e, srq, attr, mask));
     }
 
-    public static void querySrq(MemorySegment srq, MemorySegment attr) throws VerbsException {
+    public static void querySrq(MemorySegment srq, MemorySegment attr) throws NativeException {
         status("ibv_query_srq", null, e -> (int) H.QUERY_SRQ.invokeExact(e, srq, attr));
     }
 
-    public static void destroySrq(MemorySegment srq) throws VerbsException {
+    public static void destroySrq(MemorySegment srq) throws NativeException {
         status("ibv_destroy_srq", null, e -> (int) H.DESTROY_SRQ.invokeExact(e, srq));
     }
 
