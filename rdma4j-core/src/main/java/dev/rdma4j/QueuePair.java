@@ -82,30 +82,7 @@ public final class QueuePair extends NativeResource {
     private final dev.rdma4j.internal.QpVerbs verbs;
     private final SharedReceiveQueue srq;
 
-    private static final dev.rdma4j.internal.QpVerbs PLAIN = new dev.rdma4j.internal.QpVerbs() {
-        @Override
-        public MemorySegment create(MemorySegment pd, MemorySegment initAttr) throws NativeException {
-            return ResourceVerbs.createQp(pd, initAttr);
-        }
-
-        @Override
-        public void destroy(MemorySegment qp) throws NativeException {
-            ResourceVerbs.destroyQp(qp);
-        }
-    };
-
-    /** What {@link dev.rdma4j.internal.QpVerbs} threw, as the API's exception. */
-    private static VerbsException verbsFailure(java.io.IOException e) {
-        if (e instanceof VerbsException v) {
-            return v;
-        }
-        if (e instanceof NativeException n) {
-            return VerbsException.from(n);
-        }
-        throw new IllegalStateException(e.getMessage(), e);
-    }
-
-    private QueuePair(Builder b, dev.rdma4j.internal.QpVerbs verbs) throws VerbsException {
+    QueuePair(QueuePairBuilder b, dev.rdma4j.internal.QpVerbs verbs) throws VerbsException {
         super("QueuePair(" + b.type + ")", b.pd);
         this.context = b.pd.context();
         this.pd = b.pd;
@@ -147,10 +124,10 @@ public final class QueuePair extends NativeResource {
                 try {
                     qp = verbs.create(pd.handle(), init);
                 } catch (java.io.IOException e) {
-                    throw verbsFailure(e);
+                    throw QueuePairBuilder.verbsFailure(e);
                 }
                 // ibv_create_qp writes back what the device actually granted (u32s: checked before any is an int)
-                caps = granted(init, b.srq != null);
+                caps = QueuePairBuilder.granted(init, b.srq != null);
                 // everything made after the native QP is inside this cleanup path
                 qpn = QpAttrs.qpNum(qp);
                 sendFn = DataPath.op(context.handle(), DataPath.Op.POST_SEND);
@@ -204,35 +181,6 @@ public final class QueuePair extends NativeResource {
         this.oneRecv = or;
         this.token = tok;
         context.register(qp.address(), this); // a map entry: cannot fail
-    }
-
-    /** The most work requests per queue rdma4j believes a device grants (its rings are this long at most). */
-    static final long MAX_GRANTED_WR = 1 << 22;
-    /** The most bytes of inline data rdma4j believes a device grants. */
-    static final long MAX_GRANTED_INLINE = 1 << 20;
-
-    /**
-     * The capabilities {@code ibv_create_qp} wrote back, each a C {@code uint32_t}: a value no device grants (above
-     * {@link #MAX_GRANTED_WR} requests, {@link RequestBatch#MAX_SGE} scatter/gather entries or
-     * {@link #MAX_GRANTED_INLINE} bytes, or negative as a Java int) is refused, since the rings and the post checks
-     * are sized from them. Receive capacities of a QP on an SRQ are 0: it has no receive queue.
-     */
-    private static QpCapabilities granted(MemorySegment init, boolean onSrq) throws VerbsException {
-        int sendWr = cap(init, QpAttrs.Cap.MAX_SEND_WR, MAX_GRANTED_WR);
-        int recvWr = onSrq ? 0 : cap(init, QpAttrs.Cap.MAX_RECV_WR, MAX_GRANTED_WR);
-        int sendSge = cap(init, QpAttrs.Cap.MAX_SEND_SGE, RequestBatch.MAX_SGE);
-        int recvSge = onSrq ? 0 : cap(init, QpAttrs.Cap.MAX_RECV_SGE, RequestBatch.MAX_SGE);
-        int inline = cap(init, QpAttrs.Cap.MAX_INLINE_DATA, MAX_GRANTED_INLINE);
-        return new QpCapabilities(sendWr, recvWr, sendSge, recvSge, inline);
-    }
-
-    private static int cap(MemorySegment init, QpAttrs.Cap cap, long bound) throws VerbsException {
-        long v = QpAttrs.grantedCap(init, cap); // unsigned
-        if (v > bound) {
-            throw VerbsException.of("ibv_create_qp", CConstants.EOVERFLOW, "the provider granted " + cap.cName()
-                    + " = " + v + ", beyond any device's (at most " + bound + "): the queue pair was destroyed");
-        }
-        return (int) v;
     }
 
     /**
@@ -294,8 +242,8 @@ public final class QueuePair extends NativeResource {
      * @param type RC, UC or UD
      * @return a builder with defaults: 16 send and 16 receive requests, 1 SGE each, no inline data
      */
-    public static Builder builder(ProtectionDomain pd, QpType type) {
-        return new Builder(Objects.requireNonNull(pd, "pd"), Objects.requireNonNull(type, "type"));
+    public static QueuePairBuilder builder(ProtectionDomain pd, QpType type) {
+        return new QueuePairBuilder(Objects.requireNonNull(pd, "pd"), Objects.requireNonNull(type, "type"));
     }
 
     /**
@@ -309,7 +257,7 @@ public final class QueuePair extends NativeResource {
 
     /**
      * Whether every send request completes with a completion, signaled or not ({@code sq_sig_all}, from
-     * {@link Builder#signalAll(boolean)}).
+     * {@link QueuePairBuilder#signalAll(boolean)}).
      *
      * @return {@code true} if the QP signals all sends
      */
@@ -773,7 +721,7 @@ public final class QueuePair extends NativeResource {
         if (data.byteSize() > capabilities.maxInlineData()) {
             throw new IllegalArgumentException(description() + " #" + qpNumber + ": " + data.byteSize()
                     + " bytes of inline data, the QP's cap.max_inline_data is " + capabilities.maxInlineData()
-                    + " (QueuePair.Builder.maxInlineData)");
+                    + " (QueuePairBuilder.maxInlineData)");
         }
         sendLock.lock();
         try {
@@ -903,7 +851,7 @@ public final class QueuePair extends NativeResource {
                 try {
                     verbs.destroy(handle);
                 } catch (java.io.IOException e) {
-                    throw verbsFailure(e);
+                    throw QueuePairBuilder.verbsFailure(e);
                 }
                 forgetOutstanding();
                 return null;
@@ -952,154 +900,5 @@ public final class QueuePair extends NativeResource {
     @Override
     String label() {
         return description() + " #" + qpNumber;
-    }
-
-    /** Builds a {@link QueuePair}; every value has a default. */
-    public static final class Builder {
-        private final ProtectionDomain pd;
-        private final QpType type;
-        private CompletionQueue sendCq;
-        private CompletionQueue recvCq;
-        private int maxSendWr = 16;
-        private int maxRecvWr = 16;
-        private int maxSendSge = 1;
-        private int maxRecvSge = 1;
-        private int maxInlineData;
-        private boolean signalAll;
-        private SharedReceiveQueue srq;
-        /** Tests only: runs once the native QP and the Java side exist, before the build returns. */
-        Runnable afterCreate;
-
-        private Builder(ProtectionDomain pd, QpType type) {
-            this.pd = pd;
-            this.type = type;
-        }
-
-        /**
-         * One CQ for both queues.
-         *
-         * @param cq the completion queue
-         * @return this
-         */
-        public Builder completionQueue(CompletionQueue cq) {
-            this.sendCq = cq;
-            this.recvCq = cq;
-            return this;
-        }
-
-        /**
-         * The CQ of the send queue.
-         *
-         * @param cq the completion queue
-         * @return this
-         */
-        public Builder sendCompletionQueue(CompletionQueue cq) {
-            this.sendCq = cq;
-            return this;
-        }
-
-        /**
-         * The CQ of the receive queue (default: the send CQ).
-         *
-         * @param cq the completion queue
-         * @return this
-         */
-        public Builder receiveCompletionQueue(CompletionQueue cq) {
-            this.recvCq = cq;
-            return this;
-        }
-
-        /**
-         * Queue depths ({@code cap.max_send_wr}, {@code cap.max_recv_wr}).
-         *
-         * @param sendRequests outstanding sends
-         * @param receiveRequests outstanding receives
-         * @return this
-         */
-        public Builder capacity(int sendRequests, int receiveRequests) {
-            this.maxSendWr = sendRequests;
-            this.maxRecvWr = receiveRequests;
-            return this;
-        }
-
-        /**
-         * Scatter/gather entries per request ({@code cap.max_send_sge}, {@code cap.max_recv_sge}).
-         *
-         * @param send per send request
-         * @param receive per receive request
-         * @return this
-         */
-        public Builder maxSge(int send, int receive) {
-            this.maxSendSge = send;
-            this.maxRecvSge = receive;
-            return this;
-        }
-
-        /**
-         * Inline data size ({@code cap.max_inline_data}).
-         *
-         * @param bytes the most bytes a send can carry inline
-         * @return this
-         */
-        public Builder maxInlineData(int bytes) {
-            this.maxInlineData = bytes;
-            return this;
-        }
-
-        /**
-         * Takes receives from a shared receive queue ({@code init_attr.srq}) instead of an own receive queue;
-         * posting receives to the QP is then refused.
-         *
-         * @param srq the SRQ (its PD may differ from the QP's)
-         * @return this
-         */
-        public Builder sharedReceiveQueue(SharedReceiveQueue srq) {
-            this.srq = srq;
-            return this;
-        }
-
-        /**
-         * Whether every send generates a completion ({@code sq_sig_all}).
-         *
-         * @param signalAll the flag
-         * @return this
-         */
-        public Builder signalAll(boolean signalAll) {
-            this.signalAll = signalAll;
-            return this;
-        }
-
-        /**
-         * Creates the queue pair in RESET ({@code ibv_create_qp}).
-         *
-         * @return the queue pair
-         * @throws VerbsException if the verb fails (e.g. capacities above the device's limits)
-         * @throws IllegalArgumentException if no completion queue was given or a capacity is negative
-         */
-        public QueuePair build() throws VerbsException {
-            if (sendCq == null) {
-                throw new IllegalArgumentException("a queue pair needs a completion queue");
-            }
-            if (maxSendWr < 0 || maxRecvWr < 0 || maxSendSge < 0 || maxRecvSge < 0 || maxInlineData < 0) {
-                throw new IllegalArgumentException("capacities must not be negative");
-            }
-            return build(PLAIN);
-        }
-
-        QueuePair build(dev.rdma4j.internal.QpVerbs verbs) throws VerbsException {
-            if (sendCq == null) {
-                throw new IllegalArgumentException("a queue pair needs a completion queue");
-            }
-            return new QueuePair(this, verbs);
-        }
-
-        /**
-         * The protection domain the queue pair will be created in.
-         *
-         * @return the domain
-         */
-        public ProtectionDomain protectionDomain() {
-            return pd;
-        }
     }
 }

@@ -15,7 +15,7 @@ import java.util.function.Consumer;
 
 /**
  * A shared receive queue ({@code struct ibv_srq}, from {@code ibv_create_srq}): one pool of posted
- * receives that many queue pairs (RC or UD, built with {@link QueuePair.Builder#sharedReceiveQueue})
+ * receives that many queue pairs (RC or UD, built with {@link QueuePairBuilder#sharedReceiveQueue})
  * consume. Receive completions name the consuming QP ({@code qp_num}) and hand back the buffer that
  * received the data ({@link WorkCompletions#buffer(int)}).
  *

@@ -25,11 +25,11 @@ final class Loopback implements AutoCloseable {
         this(type, q -> q);
     }
 
-    Loopback(QpType type, java.util.function.UnaryOperator<QueuePair.Builder> tune) throws VerbsException {
+    Loopback(QpType type, java.util.function.UnaryOperator<QueuePairBuilder> tune) throws VerbsException {
         this(type, tune, RtsAttributes.builder(0));
     }
 
-    Loopback(QpType type, java.util.function.UnaryOperator<QueuePair.Builder> tune, RtsAttributes.Builder rts)
+    Loopback(QpType type, java.util.function.UnaryOperator<QueuePairBuilder> tune, RtsAttributes.Builder rts)
             throws VerbsException {
         ctx = TestDevice.device().open();
         pd = ctx.allocateProtectionDomain();

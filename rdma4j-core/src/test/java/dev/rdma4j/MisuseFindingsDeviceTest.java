@@ -116,7 +116,7 @@ class MisuseFindingsDeviceTest {
             ProtectionDomain pd = ctx.allocateProtectionDomain();
             CompletionQueue cq = ctx.createCompletionQueue(16);
             SharedReceiveQueue srq = pd.createSharedReceiveQueue(4, 1, 0);
-            QueuePair.Builder b = QueuePair.builder(pd, QpType.UD).completionQueue(cq).sharedReceiveQueue(srq);
+            QueuePairBuilder b = QueuePair.builder(pd, QpType.UD).completionQueue(cq).sharedReceiveQueue(srq);
             QpVerbs lying = new QpVerbs() {
                 @Override
                 public MemorySegment create(MemorySegment pdHandle, MemorySegment initAttr) throws java.io.IOException {
@@ -151,7 +151,7 @@ class MisuseFindingsDeviceTest {
             CompletionQueue cq = ctx.createCompletionQueue(16);
             SharedReceiveQueue srq = pd.createSharedReceiveQueue(4, 1, 0);
             for (QpType type : QpType.values()) {
-                QueuePair.Builder b = QueuePair.builder(pd, type).completionQueue(cq).sharedReceiveQueue(srq);
+                QueuePairBuilder b = QueuePair.builder(pd, type).completionQueue(cq).sharedReceiveQueue(srq);
                 IllegalStateException boom = new IllegalStateException("the Java side failed");
                 b.afterCreate = () -> {
                     assertThat(uncheckedRxeQps(ctx.device().name())).as("the native QP exists").isEqualTo(before + 1);

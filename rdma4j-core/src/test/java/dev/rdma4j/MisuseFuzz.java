@@ -346,7 +346,7 @@ final class MisuseFuzz {
                     CompletionQueue cq = pick(cqs, s.b());
                     QpType type = QpType.values()[Math.floorMod(s.n(), QpType.values().length)];
                     call("QueuePair.build " + type, () -> {
-                        QueuePair.Builder b = QueuePair.builder(pd, type).completionQueue(cq);
+                        QueuePairBuilder b = QueuePair.builder(pd, type).completionQueue(cq);
                         if ((s.b() & 2) != 0) {
                             b.capacity(clampInt(s.x() % 300), clampInt(s.y() % 300));
                         }

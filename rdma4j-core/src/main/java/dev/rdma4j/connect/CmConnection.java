@@ -3,6 +3,7 @@ package dev.rdma4j.connect;
 import dev.rdma4j.Context;
 import dev.rdma4j.QpState;
 import dev.rdma4j.QueuePair;
+import dev.rdma4j.QueuePairBuilder;
 import dev.rdma4j.VerbsException;
 import dev.rdma4j.internal.access.Access;
 import dev.rdma4j.internal.Timeouts;
@@ -282,7 +283,7 @@ public final class CmConnection implements AutoCloseable {
      */
     private void createQueuePair(ConnectionSetup s) throws VerbsException {
         context = channel.contextOf(id);
-        QueuePair.Builder b = s.configure(context);
+        QueuePairBuilder b = s.configure(context);
         id.run("rdma_create_qp", i -> queuePair = Access.get().createQueuePair(b, new dev.rdma4j.internal.QpVerbs() {
             @Override
             public MemorySegment create(MemorySegment pd, MemorySegment initAttr) throws NativeException {

@@ -2,6 +2,7 @@ package dev.rdma4j.connect;
 
 import dev.rdma4j.Context;
 import dev.rdma4j.QueuePair;
+import dev.rdma4j.QueuePairBuilder;
 import dev.rdma4j.VerbsException;
 
 /**
@@ -24,7 +25,7 @@ public interface ConnectionSetup {
      * @return a builder of type RC with its PD and CQs set
      * @throws VerbsException if allocating the resources fails
      */
-    QueuePair.Builder configure(Context context) throws VerbsException;
+    QueuePairBuilder configure(Context context) throws VerbsException;
 
     /**
      * Runs after {@code rdma_create_qp} and before {@code rdma_connect}/{@code rdma_accept}, with the queue
@@ -92,7 +93,7 @@ public interface ConnectionSetup {
         ConnectionSetup self = this;
         return new ConnectionSetup() {
             @Override
-            public QueuePair.Builder configure(Context context) throws VerbsException {
+            public QueuePairBuilder configure(Context context) throws VerbsException {
                 return self.configure(context);
             }
 

@@ -334,7 +334,7 @@ public final class AsyncQueuePair implements AutoCloseable {
         int max = qp.capabilities().maxInlineData();
         if (data.byteSize() > max) {
             throw new IllegalArgumentException(data.byteSize() + " bytes cannot go inline on " + qp + ", which takes"
-                    + " at most " + max + " (QueuePair.Builder.maxInlineData)");
+                    + " at most " + max + " (QueuePairBuilder.maxInlineData)");
         }
     }
 

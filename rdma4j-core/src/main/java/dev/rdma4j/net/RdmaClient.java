@@ -4,6 +4,7 @@ import dev.rdma4j.Context;
 import dev.rdma4j.Device;
 import dev.rdma4j.ProtectionDomain;
 import dev.rdma4j.QueuePair;
+import dev.rdma4j.QueuePairBuilder;
 import dev.rdma4j.VerbsException;
 import dev.rdma4j.connect.CmConnection;
 import dev.rdma4j.connect.CmEventChannel;
@@ -108,7 +109,7 @@ public final class RdmaClient {
         CmEventChannel channel = c.own(CmEventChannel.create(c.engine()));
         ConnectionSetup setup = new ConnectionSetup() {
             @Override
-            public QueuePair.Builder configure(Context context) throws VerbsException {
+            public QueuePairBuilder configure(Context context) throws VerbsException {
                 ProtectionDomain pd = c.own(context.allocateProtectionDomain());
                 return c.allocate(pd, null);
             }

@@ -171,7 +171,7 @@ public final class RdmaConnection implements AutoCloseable {
      * Allocates the buffers and the completion queue on {@code pd} and describes the queue pair: receives on
      * a receive queue of its own, or on the server's shared one.
      */
-    QueuePair.Builder allocate(ProtectionDomain pd, RdmaServer.SharedReceive shared) throws VerbsException {
+    dev.rdma4j.QueuePairBuilder allocate(ProtectionDomain pd, RdmaServer.SharedReceive shared) throws VerbsException {
         this.pd = pd;
         this.shared = shared;
         int sends = options.sendBuffers();

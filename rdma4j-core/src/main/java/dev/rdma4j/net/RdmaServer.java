@@ -7,6 +7,7 @@ import dev.rdma4j.Device;
 import dev.rdma4j.MemoryRegion;
 import dev.rdma4j.ProtectionDomain;
 import dev.rdma4j.QueuePair;
+import dev.rdma4j.QueuePairBuilder;
 import dev.rdma4j.ReceivePool;
 import dev.rdma4j.SharedReceiveQueue;
 import dev.rdma4j.VerbsException;
@@ -283,7 +284,7 @@ public final class RdmaServer implements AutoCloseable {
             throw refused;
         }
         RdmaConnection c;
-        QueuePair.Builder qp;
+        QueuePairBuilder qp;
         try {
             DeviceState d = device(request.context());
             c = connection("from a client of " + address);
@@ -304,7 +305,7 @@ public final class RdmaServer implements AutoCloseable {
         try {
             ConnectionSetup setup = new ConnectionSetup() {
                 @Override
-                public QueuePair.Builder configure(Context context) {
+                public QueuePairBuilder configure(Context context) {
                     return qp;
                 }
 

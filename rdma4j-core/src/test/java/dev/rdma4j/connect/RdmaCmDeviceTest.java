@@ -12,6 +12,7 @@ import dev.rdma4j.ProtectionDomain;
 import dev.rdma4j.QpState;
 import dev.rdma4j.QpType;
 import dev.rdma4j.QueuePair;
+import dev.rdma4j.QueuePairBuilder;
 import dev.rdma4j.TestDevice;
 import dev.rdma4j.VerbsException;
 import dev.rdma4j.WorkCompletion;
@@ -250,7 +251,7 @@ class RdmaCmDeviceTest {
     private static ConnectionSetup readDepth(ConnectionSetup base, int depth) {
         return new ConnectionSetup() {
             @Override
-            public QueuePair.Builder configure(Context context) throws VerbsException {
+            public QueuePairBuilder configure(Context context) throws VerbsException {
                 return base.configure(context);
             }
 

@@ -2,6 +2,7 @@ package dev.rdma4j.netty;
 
 import dev.rdma4j.Context;
 import dev.rdma4j.QueuePair;
+import dev.rdma4j.QueuePairBuilder;
 import dev.rdma4j.VerbsException;
 import dev.rdma4j.connect.CmConnection;
 import dev.rdma4j.connect.CmConnectionRequest;
@@ -254,7 +255,7 @@ public final class RdmaChannel extends AbstractChannel implements DuplexChannel 
     private ConnectionSetup setup(RdmaPipe.Peer peer) {
         return new ConnectionSetup() {
             @Override
-            public QueuePair.Builder configure(Context context) throws VerbsException {
+            public QueuePairBuilder configure(Context context) throws VerbsException {
                 if (state != State.CONNECTING) { // closed while rdma_cm resolved: make nothing
                     throw new IllegalStateException(RdmaChannel.this + " was closed while connecting");
                 }

@@ -7,6 +7,7 @@ import dev.rdma4j.MemoryRegion;
 import dev.rdma4j.ProtectionDomain;
 import dev.rdma4j.QpType;
 import dev.rdma4j.QueuePair;
+import dev.rdma4j.QueuePairBuilder;
 import dev.rdma4j.ReceiveBatch;
 import dev.rdma4j.RemoteRegion;
 import dev.rdma4j.SendBatch;
@@ -248,8 +249,8 @@ final class RdmaPipe {
         handler.pipeOpened(this);
     }
 
-    QueuePair.Builder queuePairBuilder() {
-        QueuePair.Builder b = QueuePair.builder(memory.protectionDomain(), QpType.RC).completionQueue(cq)
+    QueuePairBuilder queuePairBuilder() {
+        QueuePairBuilder b = QueuePair.builder(memory.protectionDomain(), QpType.RC).completionQueue(cq)
                 .capacity(sqCapacity, recvSlots).maxSge(1, 1);
         return inlineThreshold > 0 ? b.maxInlineData(inlineThreshold) : b;
     }

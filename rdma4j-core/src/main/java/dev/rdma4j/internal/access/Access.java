@@ -6,6 +6,7 @@ import dev.rdma4j.Context;
 import dev.rdma4j.ProtectionDomain;
 import dev.rdma4j.QpState;
 import dev.rdma4j.QueuePair;
+import dev.rdma4j.QueuePairBuilder;
 import dev.rdma4j.ReceiveBatch;
 import dev.rdma4j.SendBatch;
 import dev.rdma4j.VerbsException;
@@ -70,7 +71,7 @@ public interface Access {
     MemorySegment handle(ProtectionDomain pd);
 
     /** Builds the queue pair with {@code verbs} (rdma_cm's create and destroy). */
-    QueuePair createQueuePair(QueuePair.Builder builder, QpVerbs verbs) throws VerbsException;
+    QueuePair createQueuePair(QueuePairBuilder builder, QpVerbs verbs) throws VerbsException;
 
     /** rdma_cm moved the QP to {@code state}. */
     void stateChanged(QueuePair qp, QpState state);

@@ -8,6 +8,7 @@ import dev.rdma4j.Context;
 import dev.rdma4j.ProtectionDomain;
 import dev.rdma4j.QpState;
 import dev.rdma4j.QueuePair;
+import dev.rdma4j.QueuePairBuilder;
 import dev.rdma4j.ReceiveBatch;
 import dev.rdma4j.SendBatch;
 import dev.rdma4j.VerbsException;
@@ -47,7 +48,7 @@ final class VerbsHandles implements Access {
             MethodHandles.Lookup l = MethodHandles.privateLookupIn(QueuePair.class, MethodHandles.lookup());
             BORROW = l.findStatic(Context.class, "borrow", methodType(Context.class, MemorySegment.class));
             PD_HANDLE = l.findVirtual(ProtectionDomain.class, "handle", methodType(MemorySegment.class));
-            BUILD = l.findVirtual(QueuePair.Builder.class, "build", methodType(QueuePair.class, QpVerbs.class));
+            BUILD = l.findVirtual(QueuePairBuilder.class, "build", methodType(QueuePair.class, QpVerbs.class));
             DRIVE_QP = l.findVirtual(QueuePair.class, "drive", methodType(void.class, QpDriver.class));
             DRIVE_CQ = l.findVirtual(CompletionQueue.class, "drive", methodType(void.class, Thread.class));
             POLL_FOR_DRIVER = l.findVirtual(CompletionQueue.class, "pollForDriver",
@@ -194,7 +195,7 @@ final class VerbsHandles implements Access {
     }
 
     @Override
-    public QueuePair createQueuePair(QueuePair.Builder builder, QpVerbs verbs) throws VerbsException {
+    public QueuePair createQueuePair(QueuePairBuilder builder, QpVerbs verbs) throws VerbsException {
         try {
             return (QueuePair) BUILD.invokeExact(builder, verbs);
         } catch (VerbsException e) {
