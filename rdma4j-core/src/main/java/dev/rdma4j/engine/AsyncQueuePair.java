@@ -8,9 +8,7 @@ import dev.rdma4j.RemoteRegion;
 import dev.rdma4j.SendBatch;
 import dev.rdma4j.VerbsException;
 import dev.rdma4j.WorkCompletion;
-import dev.rdma4j.WorkCompletions;
 import dev.rdma4j.internal.access.Access;
-import dev.rdma4j.internal.ffi.Native;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -54,8 +52,6 @@ import java.util.concurrent.locks.ReentrantLock;
  */
 public final class AsyncQueuePair implements AutoCloseable {
     private static final int ENOMEM = dev.rdma4j.internal.ffi.Libc.ENOMEM;
-    /** The timeout of the blocking view without a deadline. */
-    private static final java.time.Duration NO_DEADLINE = java.time.Duration.ofSeconds(Long.MAX_VALUE);
     /** {@link #post}'s deadline for the async forms: take room now or fail. */
     private static final long NOW_OR_FAIL = -1;
     private static final Access ACCESS = Access.get();
@@ -74,9 +70,10 @@ public final class AsyncQueuePair implements AutoCloseable {
     private final SendBatch send;
     private final ReceiveBatch recv;
     private final AtomicBoolean closed = new AtomicBoolean();
-    private volatile Throwable broken;
     /** Takes the tagged requests' completions; null when the wrapper was made without one. */
     private final RequestHandler handler;
+    /** How the posted requests end: completed, failed, discarded. */
+    final RequestOutcomes outcomes;
     /** Every tagged send's and receive's entry (a tagged request's tag is kept by slot: nothing made per request). */
     private final PendingRequests.Pending taggedSend;
     private final PendingRequests.Pending taggedReceive;
@@ -91,6 +88,7 @@ public final class AsyncQueuePair implements AutoCloseable {
         this.recvRoom = new Semaphore(caps.maxRecvWr());
         this.send = new SendBatch(1, Math.max(1, caps.maxSendSge()), caps.maxInlineData());
         this.recv = new ReceiveBatch(1, Math.max(1, caps.maxRecvSge()));
+        this.outcomes = new RequestOutcomes(engine, qp, pending, handler);
         this.taggedSend = new PendingRequests.Pending(null, "send", sendRoom);
         this.taggedReceive = new PendingRequests.Pending(null, "receive", recvRoom);
         this.sendHome = engine.home(qp.sendCompletionQueue());
@@ -117,12 +115,16 @@ public final class AsyncQueuePair implements AutoCloseable {
             return AsyncQueuePair.this;
         }
 
+        RequestOutcomes outcomes() {
+            return outcomes;
+        }
+
         @Override
         public void discarded(boolean destroyed) {
             if (destroyed) {
                 tearDown("queue pair closed");
             } else {
-                failPending("queue pair reset");
+                outcomes.failPending("queue pair reset");
             }
         }
     }
@@ -202,7 +204,7 @@ public final class AsyncQueuePair implements AutoCloseable {
         } finally {
             sendLock.unlock();
         }
-        sweepIfEnded();
+        outcomes.sweepIfEnded();
         return true;
     }
 
@@ -242,7 +244,7 @@ public final class AsyncQueuePair implements AutoCloseable {
         } finally {
             recvLock.unlock();
         }
-        sweepIfEnded();
+        outcomes.sweepIfEnded();
         return true;
     }
 
@@ -258,17 +260,10 @@ public final class AsyncQueuePair implements AutoCloseable {
         if (engine.isClosed()) {
             throw engine.closedError(qp);
         }
-        Throwable b = broken;
+        Throwable b = outcomes.broken();
         if (b != null) {
             throw new IllegalStateException("the completion queue of " + qp + " failed (" + b.getMessage()
                     + "): nothing would complete the request", b);
-        }
-    }
-
-    /** After a post: the engine closed or the CQ failed meanwhile, and the sweep of pending requests may have missed it. */
-    private void sweepIfEnded() {
-        if (engine.isClosed() || broken != null) {
-            failPending(engine.isClosed() ? "completion engine closed" : "its completion queue failed", broken);
         }
     }
 
@@ -283,7 +278,7 @@ public final class AsyncQueuePair implements AutoCloseable {
      * @return the future completion
      */
     public CompletableFuture<WorkCompletion> sendAsync(MemoryRegion region, long offset, int length) {
-        return postSend("send", NOW_OR_FAIL, new SendEncoder(region, offset, length));
+        return postSend("send", NOW_OR_FAIL, new RequestEncoder.Send(region, offset, length));
     }
 
     /**
@@ -311,7 +306,7 @@ public final class AsyncQueuePair implements AutoCloseable {
      * @throws IllegalArgumentException if {@code data} is longer than the QP's inline limit
      */
     public CompletableFuture<WorkCompletion> sendInlineAsync(java.lang.foreign.MemorySegment data) {
-        checkInline(data);
+        RequestEncoder.checkInline(qp, data);
         return postSend("inline send", NOW_OR_FAIL, (b, id) -> b.sendInline(id, data));
     }
 
@@ -326,16 +321,8 @@ public final class AsyncQueuePair implements AutoCloseable {
      */
     public CompletableFuture<WorkCompletion> writeInlineAsync(java.lang.foreign.MemorySegment data,
             RemoteRegion remote, long remoteOffset) {
-        checkInline(data);
+        RequestEncoder.checkInline(qp, data);
         return postSend("inline RDMA write", NOW_OR_FAIL, (b, id) -> b.writeInline(id, data, remote, remoteOffset));
-    }
-
-    private void checkInline(java.lang.foreign.MemorySegment data) {
-        int max = qp.capabilities().maxInlineData();
-        if (data.byteSize() > max) {
-            throw new IllegalArgumentException(data.byteSize() + " bytes cannot go inline on " + qp + ", which takes"
-                    + " at most " + max + " (QueuePairBuilder.maxInlineData)");
-        }
     }
 
     /**
@@ -505,7 +492,7 @@ public final class AsyncQueuePair implements AutoCloseable {
             long id = pending.allocate(new PendingRequests.Pending(f, what, sendRoom, n, n - 1));
             if (id < 0) {
                 sendRoom.release(n - 1); // noSlot gives one back
-                return noSlot(f, sendRoom);
+                return outcomes.noSlot(f, sendRoom);
             }
             engine.expect(sendHome);
             try {
@@ -513,14 +500,14 @@ public final class AsyncQueuePair implements AutoCloseable {
             } catch (VerbsException e) {
                 int posted = batch.failedIndex();
                 if (posted <= 0) {
-                    fail(id, e);
+                    outcomes.fail(id, e);
                 } else { // the first `posted` requests are on the device
                     pending.truncate(id, posted - 1);
                     sendRoom.release(n - posted);
                     f.completeExceptionally(e);
                 }
             } catch (RuntimeException e) {
-                fail(id, e);
+                outcomes.fail(id, e);
             }
             return f;
         });
@@ -535,7 +522,7 @@ public final class AsyncQueuePair implements AutoCloseable {
      * @return the view
      */
     public BlockingQueuePair blocking() {
-        return new BlockingQueuePair(this, NO_DEADLINE, Long.MAX_VALUE);
+        return BlockingQueuePair.of(this, null);
     }
 
     /**
@@ -548,44 +535,21 @@ public final class AsyncQueuePair implements AutoCloseable {
      * @throws IllegalArgumentException if {@code timeout} is negative
      */
     public BlockingQueuePair blocking(java.time.Duration timeout) {
-        java.util.Objects.requireNonNull(timeout, "timeout");
-        if (timeout.isNegative()) {
-            throw new IllegalArgumentException("a timeout must not be negative: " + timeout);
-        }
-        return new BlockingQueuePair(this, timeout, dev.rdma4j.internal.Timeouts.nanos(timeout));
+        return BlockingQueuePair.of(this, java.util.Objects.requireNonNull(timeout, "timeout"));
     }
 
     // ---------------------------------------------------------------- plumbing
 
-    /** Writes one request into the wrapper's batch (the wr_id is rdma4j's). */
-    @FunctionalInterface
-    interface Encoder {
-        void encode(SendBatch batch, long wrId);
-    }
-
-    /**
-     * A plain send's encoder: a class, not a lambda, as is every object made per request on the paths of
-     * {@link #sendAsync(MemoryRegion, long, int)} and {@link #receiveAsync}: under C1 (the guest's compiler, or
-     * a JVM run with {@code -XX:TieredStopAtLevel=1}) a capturing lambda is made through a method handle and a
-     * runtime call (~10 times a {@code new}; C2 makes it a {@code new}).
-     */
-    record SendEncoder(MemoryRegion region, long offset, int length) implements Encoder {
-        @Override
-        public void encode(SendBatch batch, long wrId) {
-            batch.send(wrId, region, offset, length);
-        }
-    }
-
-    CompletableFuture<WorkCompletion> postSend(String what, long roomNanos, Encoder encoder) {
+    CompletableFuture<WorkCompletion> postSend(String what, long roomNanos, RequestEncoder encoder) {
         CompletableFuture<WorkCompletion> refused = admit(what, roomNanos, sendRoom, 1);
         return refused != null ? refused : handOut(sendBody(what, encoder));
     }
 
-    private CompletableFuture<WorkCompletion> sendBody(String what, Encoder encoder) {
+    private CompletableFuture<WorkCompletion> sendBody(String what, RequestEncoder encoder) {
         CompletableFuture<WorkCompletion> f = new CompletableFuture<>();
         long id = pending.allocate(new PendingRequests.Pending(f, what, sendRoom));
         if (id < 0) {
-            return noSlot(f, sendRoom);
+            return outcomes.noSlot(f, sendRoom);
         }
         engine.expect(sendHome);
         sendLock.lock();
@@ -594,7 +558,7 @@ public final class AsyncQueuePair implements AutoCloseable {
             encoder.encode(send, id);
             ACCESS.post(qp, send); // a refusal throws with the QP's reason (e.g. a UD send without address handle)
         } catch (VerbsException | RuntimeException e) {
-            fail(id, e);
+            outcomes.fail(id, e);
         } finally {
             sendLock.unlock();
         }
@@ -611,14 +575,14 @@ public final class AsyncQueuePair implements AutoCloseable {
         CompletableFuture<WorkCompletion> f = new CompletableFuture<>();
         long id = pending.allocate(new PendingRequests.Pending(f, "receive", recvRoom));
         if (id < 0) {
-            return noSlot(f, recvRoom);
+            return outcomes.noSlot(f, recvRoom);
         }
         engine.expect(recvHome);
         recvLock.lock();
         try {
             ACCESS.post(qp, recv.clear().receive(id, region, offset, length));
         } catch (VerbsException | RuntimeException e) {
-            fail(id, e);
+            outcomes.fail(id, e);
         } finally {
             recvLock.unlock();
         }
@@ -643,9 +607,10 @@ public final class AsyncQueuePair implements AutoCloseable {
         if (engine.isClosed()) {
             return CompletableFuture.failedFuture(engine.closedError(qp));
         }
-        if (broken != null) {
+        Throwable b = outcomes.broken();
+        if (b != null) {
             return CompletableFuture.failedFuture(new IllegalStateException("the completion queue of " + qp
-                    + " failed (" + broken.getMessage() + "): nothing would complete the future", broken));
+                    + " failed (" + b.getMessage() + "): nothing would complete the future", b));
         }
         if (roomNanos != NOW_OR_FAIL) {
             engine.refuseBlockingOnEngineThread("AsyncQueuePair's blocking " + what);
@@ -672,22 +637,8 @@ public final class AsyncQueuePair implements AutoCloseable {
      * queue (completed, failed to post, flushed), never by the caller: the copy's cancellation changes nothing here.
      */
     private CompletableFuture<WorkCompletion> handOut(CompletableFuture<WorkCompletion> f) {
-        sweepIfEnded();
+        outcomes.sweepIfEnded();
         return f.copy();
-    }
-
-    private CompletableFuture<WorkCompletion> noSlot(CompletableFuture<WorkCompletion> f, Semaphore room) {
-        room.release();
-        f.completeExceptionally(new IllegalStateException("no free request slot on " + qp));
-        return f;
-    }
-
-    private void fail(long id, Throwable t) {
-        PendingRequests.Pending p = pending.take(id);
-        if (p != null) {
-            p.room().release(p.permits());
-            p.future().completeExceptionally(t);
-        }
     }
 
     /**
@@ -709,77 +660,6 @@ public final class AsyncQueuePair implements AutoCloseable {
         return recvRoom.availablePermits();
     }
 
-    /** Engine thread: completion {@code i} of {@code wcs} belongs to this QP's request {@code wrId}. */
-    boolean complete(long wrId, WorkCompletions wcs, int i) {
-        long tag = handler != null ? pending.tag(wrId) : 0; // before take frees the slot
-        PendingRequests.Pending p = pending.take(wrId);
-        if (p == null) {
-            return false;
-        }
-        if (p.future == null) { // tagged
-            p.room().release();
-            ACCESS.clearWrId(wcs, i);
-            try {
-                handler.onCompletion(tag, wcs, i);
-            } catch (RuntimeException e) {
-                engine.callbackFailed("the request handler of " + qp, e);
-            }
-            return true;
-        }
-        int index = PendingRequests.index(wrId);
-        if (index < p.last) { // an earlier request of a chain: it reports only an error
-            if (!wcs.isSuccess(i)) {
-                p.future().completeExceptionally(new WorkRequestException(p.what() + ", request " + index,
-                        completionOf(wcs, i)));
-            }
-            return true;
-        }
-        p.room().release(p.permits());
-        WorkCompletion c = completionOf(wcs, i);
-        if (c.isSuccess()) {
-            p.future().complete(c);
-        } else {
-            p.future().completeExceptionally(new WorkRequestException(p.what(), c));
-        }
-        return true;
-    }
-
-    /** The caller gave no wr_id: the completion it sees carries 0, not rdma4j's internal request token. */
-    private static WorkCompletion completionOf(WorkCompletions wcs, int i) {
-        ACCESS.clearWrId(wcs, i);
-        return wcs.get(i);
-    }
-
-    void failPending(String reason) {
-        failPending(reason, null);
-    }
-
-    void failPending(String reason, Throwable cause) {
-        for (PendingRequests.Taken t : pending.takeAll()) {
-            PendingRequests.Pending p = t.pending();
-            p.room().release(p.permits());
-            WorkRequestException e = new WorkRequestException(p.what(), reason);
-            if (cause != null) {
-                e.initCause(cause);
-            }
-            if (p.future() != null) {
-                p.future().completeExceptionally(e);
-                continue;
-            }
-            try {
-                handler.onFailure(t.tag(), e);
-            } catch (RuntimeException x) {
-                engine.callbackFailed("the request handler of " + qp, x);
-            }
-        }
-    }
-
-    /** Engine thread: the QP's CQ broke; nothing posted on it will complete, now or later. */
-    void fail(Throwable cause) {
-        broken = cause;
-        failPending("its completion queue failed: " + cause.getMessage(), cause);
-    }
-
     /**
      * Closes the queue pair ({@code ibv_destroy_qp}) and completes every pending future exceptionally
      * with {@link WorkRequestException} ({@code WR_FLUSH_ERR}, "queue pair closed"). Idempotent.
@@ -798,7 +678,7 @@ public final class AsyncQueuePair implements AutoCloseable {
         if (!closed.compareAndSet(false, true)) {
             return;
         }
-        failPending(reason);
+        outcomes.failPending(reason);
         sendLock.lock();
         try {
             send.close();

@@ -33,10 +33,24 @@ public final class BlockingQueuePair {
     /** The timeout in nanoseconds; {@code Long.MAX_VALUE}: no deadline. */
     private final long budget;
 
-    BlockingQueuePair(AsyncQueuePair pair, Duration timeout, long budget) {
+    /** The timeout of the view without a deadline. */
+    private static final Duration NO_DEADLINE = Duration.ofSeconds(Long.MAX_VALUE);
+
+    private BlockingQueuePair(AsyncQueuePair pair, Duration timeout, long budget) {
         this.pair = pair;
         this.timeout = timeout;
         this.budget = budget;
+    }
+
+    /** {@link AsyncQueuePair#blocking(Duration)}: with {@code timeout}, or without a deadline when null. */
+    static BlockingQueuePair of(AsyncQueuePair pair, Duration timeout) {
+        if (timeout == null) {
+            return new BlockingQueuePair(pair, NO_DEADLINE, Long.MAX_VALUE);
+        }
+        if (timeout.isNegative()) {
+            throw new IllegalArgumentException("a timeout must not be negative: " + timeout);
+        }
+        return new BlockingQueuePair(pair, timeout, dev.rdma4j.internal.Timeouts.nanos(timeout));
     }
 
     /**
@@ -84,7 +98,7 @@ public final class BlockingQueuePair {
      * @throws InterruptedException if interrupted while waiting
      */
     public WorkCompletion send(MemoryRegion region, long offset, int length) throws IOException, InterruptedException {
-        return awaitSend("send", new AsyncQueuePair.SendEncoder(region, offset, length));
+        return awaitSend("send", new RequestEncoder.Send(region, offset, length));
     }
 
     /**
@@ -228,7 +242,7 @@ public final class BlockingQueuePair {
         return await("receive", start, pair.postReceive(budget, region, offset, length));
     }
 
-    private WorkCompletion awaitSend(String what, AsyncQueuePair.Encoder encoder)
+    private WorkCompletion awaitSend(String what, RequestEncoder encoder)
             throws IOException, InterruptedException {
         long start = System.nanoTime();
         return await(what, start, pair.postSend(what, budget, encoder));

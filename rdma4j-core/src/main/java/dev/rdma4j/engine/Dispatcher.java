@@ -71,7 +71,7 @@ final class Dispatcher {
         for (int i = 0; i < n; i++) {
             // routed by the queue pair the core recorded for the request, never by the caller's wr_id
             if (ACCESS.driver(wcs, i) instanceof AsyncQueuePair.Driver owner) {
-                owner.owner().complete(wcs.wrId(i), wcs, i); // false: a request failed meanwhile (reset)
+                owner.outcomes().complete(wcs.wrId(i), wcs, i); // false: a request failed meanwhile (reset)
             } else if (d.handler != null) {
                 deliverToHandler(d, i);
             } else if (d.fallback != null) {
@@ -103,7 +103,7 @@ final class Dispatcher {
             try {
                 for (int i = 0; i < n; i++) {
                     if (ACCESS.driver(w, i) instanceof AsyncQueuePair.Driver owner) {
-                        owner.owner().complete(w.wrId(i), w, i);
+                        owner.outcomes().complete(w.wrId(i), w, i);
                     } else if (d.fallback != null) {
                         try {
                             d.fallback.accept(w.get(i));
@@ -132,7 +132,7 @@ final class Dispatcher {
         for (AsyncQueuePair a : queuePairs) {
             dev.rdma4j.QueuePair qp = a.queuePair();
             if (qp.sendCompletionQueue() == d.cq || qp.receiveCompletionQueue() == d.cq) {
-                a.fail(e);
+                a.outcomes.fail(e);
             }
         }
     }
@@ -159,7 +159,7 @@ final class Dispatcher {
     /** Fails the pending futures of every queue pair: the engine closed or died. */
     void failAll(String reason, Throwable cause) {
         for (AsyncQueuePair a : queuePairs) {
-            a.failPending(reason, cause);
+            a.outcomes.failPending(reason, cause);
         }
     }
 
