@@ -1,11 +1,7 @@
 package dev.rdma4j;
 
 import dev.rdma4j.internal.ffi.CConstants;
-import dev.rdma4j.internal.ffi.DataPath;
-import dev.rdma4j.internal.ffi.Native;
 import dev.rdma4j.internal.ffi.QpAttrs;
-import dev.rdma4j.internal.ffi.ResourceVerbs;
-import dev.rdma4j.internal.ffi.NativeException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -43,15 +39,13 @@ public final class QueuePair extends NativeResource {
     public static final int UD_GRH_BYTES = GlobalRouteHeader.BYTES;
 
     private static final int EINVAL = CConstants.EINVAL;
-    private static final int ENOMEM = dev.rdma4j.internal.ffi.Libc.ENOMEM;
-    private static final int QUERY_ALL = CConstants.IBV_QP_QUERY_ALL;
 
     private final Context context;
     private final ProtectionDomain pd;
     private final QpType type;
     private final CompletionQueue sendCq;
     private final CompletionQueue recvCq;
-    private final MemorySegment handle;
+    final MemorySegment handle;
     private final int qpNumber;
     private final QpCapabilities capabilities;
     private final MemorySegment postSendFn;
@@ -59,8 +53,8 @@ public final class QueuePair extends NativeResource {
     private final Arena arena = Arena.ofShared();
     private final MemorySegment badSend = arena.allocate(ValueLayout.ADDRESS);
     private final MemorySegment badRecv = arena.allocate(ValueLayout.ADDRESS);
-    private final WorkRing sendRing;
-    private final WorkRing recvRing;
+    final WorkRing sendRing;
+    final WorkRing recvRing;
     private final ReentrantLock sendLock = new ReentrantLock();
     private final ReentrantLock recvLock = new ReentrantLock();
     /**
@@ -70,14 +64,12 @@ public final class QueuePair extends NativeResource {
     private boolean destroyed;
     private final SendBatch oneSend;
     private final ReceiveBatch oneRecv;
-    private volatile QpState state = QpState.RESET;
-    private volatile int port = 1;
-    private volatile int token;
-    private volatile dev.rdma4j.internal.QpDriver driver;
+    volatile QpState state = QpState.RESET;
+    volatile int port = 1;
+    volatile int token;
     private final boolean signalAll;
-    private final Completions completions = new Completions();
-    private final java.util.concurrent.CopyOnWriteArrayList<java.util.function.Consumer<AsyncEvent>> listeners =
-            new java.util.concurrent.CopyOnWriteArrayList<>();
+    private final QpCompletions completions = new QpCompletions(this);
+    private final EventListeners listeners = new EventListeners();
 
     private final dev.rdma4j.internal.QpVerbs verbs;
     private final SharedReceiveQueue srq;
@@ -89,79 +81,9 @@ public final class QueuePair extends NativeResource {
         this.type = b.type;
         this.sendCq = b.sendCq;
         this.recvCq = b.recvCq != null ? b.recvCq : b.sendCq;
-        MemorySegment qp = null;
-        QpCapabilities caps;
-        int qpn;
-        MemorySegment sendFn;
-        MemorySegment recvFn;
-        WorkRing sr;
-        WorkRing rr;
-        SendBatch os = null;
-        ReceiveBatch or = null;
-        int tok;
+        QueuePairBuilder.Made m;
         try {
-            sendCq.addDependent(this);
-            try {
-                recvCq.addDependent(this);
-                if (b.srq != null) {
-                    try {
-                        b.srq.addDependent(this); // an SRQ cannot be destroyed while QPs are attached
-                    } catch (RuntimeException e) {
-                        recvCq.removeDependent(this);
-                        throw e;
-                    }
-                }
-            } catch (RuntimeException e) {
-                sendCq.removeDependent(this);
-                throw e;
-            }
-            try (Arena a = Arena.ofConfined()) {
-                // with an SRQ the QP has no receive queue, and the verbs ignore the receive capacities; rxe then
-                // neither checks nor sets them but hands back what it was given, so ask for none
-                MemorySegment init = QpAttrs.init(a, sendCq.handle(), recvCq.handle(),
-                        b.srq != null ? b.srq.handle() : null, b.maxSendWr, b.srq != null ? 0 : b.maxRecvWr,
-                        b.maxSendSge, b.srq != null ? 0 : b.maxRecvSge, b.maxInlineData, type.code(), b.signalAll);
-                try {
-                    qp = verbs.create(pd.handle(), init);
-                } catch (java.io.IOException e) {
-                    throw QueuePairBuilder.verbsFailure(e);
-                }
-                // ibv_create_qp writes back what the device actually granted (u32s: checked before any is an int)
-                caps = QueuePairBuilder.granted(init, b.srq != null);
-                // everything made after the native QP is inside this cleanup path
-                qpn = QpAttrs.qpNum(qp);
-                sendFn = DataPath.op(context.handle(), DataPath.Op.POST_SEND);
-                recvFn = DataPath.op(context.handle(), DataPath.Op.POST_RECV);
-                // sized from the checked capabilities: none is negative, none above its bound (no overflow either)
-                sr = new WorkRing(caps.maxSendWr(), caps.maxSendSge() + 1);
-                rr = new WorkRing(caps.maxRecvWr(), Math.max(1, caps.maxRecvSge()));
-                os = new SendBatch(1, Math.max(1, caps.maxSendSge()), Math.min(caps.maxInlineData(), 1 << 20));
-                or = new ReceiveBatch(1, Math.max(1, caps.maxRecvSge()));
-                if (b.afterCreate != null) {
-                    b.afterCreate.run(); // tests: a failure of the Java side once the native QP exists
-                }
-                tok = WorkRequestIds.register(t -> completions); // refused when the registry is full
-            } catch (VerbsException | RuntimeException | Error e) {
-                if (os != null) {
-                    os.close();
-                }
-                if (or != null) {
-                    or.close();
-                }
-                if (qp != null) { // made, and the Java side failed: nothing may outlive the failed build
-                    try {
-                        verbs.destroy(qp);
-                    } catch (java.io.IOException | RuntimeException d) {
-                        e.addSuppressed(d);
-                    }
-                }
-                sendCq.removeDependent(this);
-                recvCq.removeDependent(this);
-                if (b.srq != null) {
-                    b.srq.removeDependent(this);
-                }
-                throw e;
-            }
+            m = QueuePairBuilder.create(this, b, verbs, sendCq, recvCq, t -> completions);
         } catch (VerbsException | RuntimeException | Error e) {
             arena.close();
             abandon();
@@ -170,17 +92,17 @@ public final class QueuePair extends NativeResource {
         this.verbs = verbs;
         this.srq = b.srq;
         this.signalAll = b.signalAll;
-        this.handle = qp;
-        this.capabilities = caps;
-        this.qpNumber = qpn;
-        this.postSendFn = sendFn;
-        this.postRecvFn = recvFn;
-        this.sendRing = sr;
-        this.recvRing = rr;
-        this.oneSend = os;
-        this.oneRecv = or;
-        this.token = tok;
-        context.register(qp.address(), this); // a map entry: cannot fail
+        this.handle = m.qp();
+        this.capabilities = m.caps();
+        this.qpNumber = m.qpn();
+        this.postSendFn = m.sendFn();
+        this.postRecvFn = m.recvFn();
+        this.sendRing = m.sendRing();
+        this.recvRing = m.recvRing();
+        this.oneSend = m.oneSend();
+        this.oneRecv = m.oneRecv();
+        this.token = m.token();
+        context.register(handle.address(), this); // a map entry: cannot fail
     }
 
     /**
@@ -198,20 +120,11 @@ public final class QueuePair extends NativeResource {
      * @return completes when {@link Context#processAsyncEvents()} delivers one
      */
     public java.util.concurrent.CompletableFuture<AsyncEvent> nextEventAsync() {
-        java.util.concurrent.CompletableFuture<AsyncEvent> f = new java.util.concurrent.CompletableFuture<>();
-        java.util.function.Consumer<AsyncEvent> once = new java.util.function.Consumer<>() {
-            @Override
-            public void accept(AsyncEvent e) {
-                listeners.remove(this);
-                f.complete(e);
-            }
-        };
-        listeners.add(once);
-        return f;
+        return listeners.next();
     }
 
     void dispatch(AsyncEvent e) {
-        context.notifyListeners(listeners, e);
+        listeners.dispatch(context, e);
     }
 
     /** rdma_cm moved the QP (connect, accept, disconnect). */
@@ -222,17 +135,7 @@ public final class QueuePair extends NativeResource {
     /** See {@code Access.drive}. */
     synchronized void drive(dev.rdma4j.internal.QpDriver d) {
         ensureOpen();
-        if (driver != null) {
-            throw new IllegalStateException(this + " is already driven by an AsyncQueuePair");
-        }
-        driver = java.util.Objects.requireNonNull(d);
-    }
-
-    private void refuseIfDriven() {
-        if (driver != null) {
-            throw new IllegalStateException(this + " is driven by an AsyncQueuePair, which owns its wr_ids and"
-                    + " completions: post through the AsyncQueuePair");
-        }
+        completions.drive(d);
     }
 
     /**
@@ -347,10 +250,7 @@ public final class QueuePair extends NativeResource {
      * @throws IllegalStateException if the QP is not in RESET, or closed
      */
     public synchronized void toInit(InitAttributes a) throws VerbsException {
-        expect(QpState.RESET, QpState.INIT);
-        modify(QpState.INIT, "RESET -> INIT", s -> QpAttrs.toInit(s, a.pkeyIndex(), a.port(), type == QpType.UD,
-                a.qkey(), a.accessMask(type)));
-        port = a.port();
+        QpTransitions.toInit(this, a);
     }
 
     /**
@@ -363,21 +263,7 @@ public final class QueuePair extends NativeResource {
      * @throws IllegalStateException if the QP is not in INIT, is UD (use {@link #toRtr()}), or closed
      */
     public synchronized void toRtr(RtrAttributes r) throws VerbsException {
-        if (type == QpType.UD) {
-            throw new IllegalStateException("a UD queue pair has no remote side: use toRtr()");
-        }
-        expect(QpState.INIT, QpState.RTR);
-        PortAttributes p = context.queryPort(port);
-        Mtu mtu = r.pathMtu() != null ? r.pathMtu() : p.activeMtu().min(r.remoteMtu());
-        boolean global = r.global() != null ? r.global() : p.isRoce() || !r.remote().gid().isZero();
-        int sgid = !global ? 0 : r.sgidIndex() >= 0 ? r.sgidIndex() : context.bestRoceGid(port).index();
-        AddressHandle.Attributes av = new AddressHandle.Attributes(port, r.remote().lid(), r.serviceLevel(), global,
-                r.remote().gid(), sgid, r.hopLimit(), r.trafficClass(), r.flowLabel());
-        modify(QpState.RTR, "INIT -> RTR", s -> {
-            AddressHandle.encode(s, true, av);
-            return QpAttrs.toRtr(s, mtu.code(), r.remote().qpn(), r.remote().psn(), type == QpType.RC,
-                    r.maxDestRdAtomic(), r.minRnrTimer());
-        });
+        QpTransitions.toRtr(this, r);
     }
 
     /**
@@ -387,11 +273,7 @@ public final class QueuePair extends NativeResource {
      * @throws IllegalStateException if the QP is not in INIT, is not UD, or closed
      */
     public synchronized void toRtr() throws VerbsException {
-        if (type != QpType.UD) {
-            throw new IllegalStateException("a connected queue pair needs the peer: use toRtr(RtrAttributes)");
-        }
-        expect(QpState.INIT, QpState.RTR);
-        modify(QpState.RTR, "INIT -> RTR", s -> QpAttrs.stateOnly());
+        QpTransitions.toRtr(this);
     }
 
     /**
@@ -402,9 +284,7 @@ public final class QueuePair extends NativeResource {
      * @throws IllegalStateException if the QP is not in RTR, or closed
      */
     public synchronized void toRts(RtsAttributes a) throws VerbsException {
-        expect(QpState.RTR, QpState.RTS);
-        modify(QpState.RTS, "RTR -> RTS", s -> QpAttrs.toRts(s, a.sqPsn(), type == QpType.RC, a.timeout(),
-                a.retryCount(), a.rnrRetry(), a.maxRdAtomic()));
+        QpTransitions.toRts(this, a);
     }
 
     /**
@@ -431,7 +311,7 @@ public final class QueuePair extends NativeResource {
      */
     public synchronized void toError() throws VerbsException {
         ensureOpen();
-        modify(QpState.ERROR, "-> ERROR", s -> QpAttrs.stateOnly());
+        QpTransitions.modify(this, QpState.ERROR, "-> ERROR", s -> QpAttrs.stateOnly());
     }
 
     /**
@@ -443,41 +323,14 @@ public final class QueuePair extends NativeResource {
     public synchronized void reset() throws VerbsException {
         ensureOpen();
         withCqsLocked(() -> {
-            modify(QpState.RESET, "-> RESET", s -> QpAttrs.stateOnly());
+            QpTransitions.modify(this, QpState.RESET, "-> RESET", s -> QpAttrs.stateOnly());
             forgetOutstanding();
             token = WorkRequestIds.register(t -> completions);
             return null;
         });
-        var d = driver;
+        var d = completions.driver();
         if (d != null) {
             d.discarded(false); // outside the CQ locks: it completes futures, whose continuations run here
-        }
-    }
-
-    /** Fills a transition's members of {@code struct ibv_qp_attr} and returns its mask ({@link QpAttrs}). */
-    private interface AttrWriter {
-        int write(MemorySegment attr);
-    }
-
-    private void expect(QpState from, QpState to) {
-        ensureOpen();
-        if (state != from) {
-            throw new IllegalStateException(description() + " #" + qpNumber + " is in " + state + ": " + to
-                    + " can only follow " + from + " (RESET -> INIT -> RTR -> RTS)");
-        }
-    }
-
-    private void modify(QpState target, String what, AttrWriter writer) throws VerbsException {
-        acquire(false);
-        try (Arena a = Arena.ofConfined()) {
-            MemorySegment attr = QpAttrs.attr(a, target.code());
-            int mask = writer.write(attr);
-            ResourceVerbs.modifyQp(handle, attr, mask, "QP #" + qpNumber + " " + what);
-            state = target;
-        } catch (NativeException e) {
-            throw VerbsException.from(e);
-        } finally {
-            release(false);
         }
     }
 
@@ -488,21 +341,7 @@ public final class QueuePair extends NativeResource {
      * @throws VerbsException if the verb fails
      */
     public QpAttributes query() throws VerbsException {
-        acquire(false);
-        try (Arena a = Arena.ofConfined()) {
-            MemorySegment[] q = QpAttrs.forQuery(a);
-            ResourceVerbs.queryQp(handle, q[0], QUERY_ALL, q[1]);
-            long[] v = QpAttrs.queried(q[0]); // in QpAttrs.queried's order
-            QpCapabilities caps = new QpCapabilities((int) v[7], (int) v[8], (int) v[9], (int) v[10], (int) v[11]);
-            return new QpAttributes(QpState.of((int) v[0]), Mtu.of((int) v[1]), (int) v[2], (int) v[3], (int) v[4],
-                    (int) v[5], (int) v[6], caps, (int) v[12], (int) v[13], (int) v[14], (int) v[15], (int) v[16],
-                    (int) v[17], (int) v[18], (int) v[19], v[20] != 0, Gid.of(QpAttrs.queriedDgid(q[0])),
-                    (int) v[21], (int) v[22], (int) v[23]);
-        } catch (NativeException e) {
-            throw VerbsException.from(e);
-        } finally {
-            release(false);
-        }
+        return QpTransitions.query(this);
     }
 
     /**
@@ -545,11 +384,7 @@ public final class QueuePair extends NativeResource {
      *         no queue room taken)
      */
     public void post(SendBatch batch) throws VerbsException {
-        post(batch, false);
-    }
-
-    void post(SendBatch batch, boolean byDriver) throws VerbsException {
-        post(batch, byDriver, -1);
+        post(batch, false, -1);
     }
 
     /** A driver's post; with {@code idBase >= 0} see {@link RequestBatch#post(Slots, int, boolean,
@@ -557,7 +392,8 @@ public final class QueuePair extends NativeResource {
     void post(SendBatch batch, boolean byDriver, long idBase) throws VerbsException {
         int rc = tryPost(batch, byDriver, idBase);
         if (rc != 0) {
-            throw VerbsException.of("ibv_post_send", rc, explainSend(batch, rc));
+            throw VerbsException.of("ibv_post_send", rc,
+                    label() + ": " + batch.explainRefusal(rc, capabilities, state, type));
         }
     }
 
@@ -582,7 +418,7 @@ public final class QueuePair extends NativeResource {
 
     int tryPost(SendBatch batch, boolean byDriver, long idBase) {
         if (!byDriver) {
-            refuseIfDriven();
+            completions.refuseIfDriven();
         }
         int n = batch.count;
         if (n == 0) {
@@ -629,11 +465,7 @@ public final class QueuePair extends NativeResource {
     void post(ReceiveBatch batch, boolean byDriver) throws VerbsException {
         int rc = tryPost(batch, byDriver);
         if (rc != 0) {
-            throw VerbsException.of("ibv_post_recv", rc, description() + " #" + qpNumber + ": request " + batch.failedIndex
-                    + " of " + batch.count + (state == QpState.RESET ? " (the QP is still in RESET)"
-                    : rc == ENOMEM ? " (receive queue full: " + capabilities.maxRecvWr() + " outstanding)"
-                    : batch.sgeCounts[Math.max(0, batch.failedIndex)] > capabilities.maxRecvSge()
-                    ? " has more scatter entries than the QP's " + capabilities.maxRecvSge() : ""));
+            throw VerbsException.of("ibv_post_recv", rc, label() + ": " + batch.explainRefusal(rc, capabilities, state));
         }
     }
 
@@ -653,7 +485,7 @@ public final class QueuePair extends NativeResource {
 
     int tryPost(ReceiveBatch batch, boolean byDriver) {
         if (!byDriver) {
-            refuseIfDriven();
+            completions.refuseIfDriven();
         }
         int n = batch.count;
         if (n == 0) {
@@ -753,44 +585,7 @@ public final class QueuePair extends NativeResource {
         }
     }
 
-    private String explainSend(SendBatch b, int rc) {
-        int i = Math.max(0, b.failedIndex);
-        String why;
-        if (rc == ENOMEM) {
-            why = "send queue full (" + capabilities.maxSendWr() + " outstanding; signal some requests and poll)";
-        } else if (state != QpState.RTS && state != QpState.SQD && state != QpState.SQE && state != QpState.ERROR) {
-            why = "the QP is in " + state + ", sends need RTS";
-        } else if (b.refusalFor(type, i) != null) {
-            why = b.refusalFor(type, i);
-        } else if (b.sgeCounts[i] > capabilities.maxSendSge()) {
-            why = "it has " + b.sgeCounts[i] + " scatter/gather entries, the QP allows " + capabilities.maxSendSge();
-        } else if (b.isInline(i) && b.bytes[i] > capabilities.maxInlineData()) {
-            why = "it has " + b.bytes[i] + " inline bytes, the QP allows " + capabilities.maxInlineData();
-        } else {
-            why = "refused by the provider";
-        }
-        return description() + " #" + qpNumber + ": request " + i + " of " + b.count + ": " + why;
-    }
-
     // ---------------------------------------------------------------- completions and teardown
-
-    /** Takes this QP's completions from {@link CompletionQueue#poll}; kept off the public API. */
-    private final class Completions implements WorkRequestIds.Owner {
-        @Override
-        public long complete(boolean recv, long seq, WorkCompletions wcs, int i) {
-            return recv ? recvRing.complete(seq, wcs, i) : sendRing.complete(seq, null, 0);
-        }
-
-        @Override
-        public int token() {
-            return token;
-        }
-
-        @Override
-        public dev.rdma4j.internal.QpDriver driver() {
-            return driver;
-        }
-    }
 
     /** Outstanding requests will never complete: release their pins. Callers hold the CQ poll locks. */
     private void forgetOutstanding() {
@@ -867,7 +662,7 @@ public final class QueuePair extends NativeResource {
             if (srq != null) {
                 srq.removeDependent(this);
             }
-            var d = driver;
+            var d = completions.driver();
             if (d != null) {
                 d.discarded(true);
             }

@@ -1,9 +1,11 @@
 package dev.rdma4j;
 
 import dev.rdma4j.internal.ffi.CConstants;
+import dev.rdma4j.internal.ffi.DataPath;
 import dev.rdma4j.internal.ffi.NativeException;
 import dev.rdma4j.internal.ffi.QpAttrs;
 import dev.rdma4j.internal.ffi.ResourceVerbs;
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
 /**
@@ -64,6 +66,95 @@ public final class QueuePairBuilder {
                     + " = " + v + ", beyond any device's (at most " + bound + "): the queue pair was destroyed");
         }
         return (int) v;
+    }
+
+    /** What {@link #create} made: the native QP and the Java side sized from what the device granted. */
+    record Made(MemorySegment qp, QpCapabilities caps, int qpn, MemorySegment sendFn, MemorySegment recvFn,
+            WorkRing sendRing, WorkRing recvRing, SendBatch oneSend, ReceiveBatch oneRecv, int token) {
+    }
+
+    /**
+     * Creates the native QP for {@code qpObject} (under construction): makes it a dependent of its CQs and SRQ,
+     * calls {@code verbs.create}, checks the granted capacities, sizes the rings and batches from them and registers
+     * the QP's wr_id owner. On any failure everything made so far is undone (the native QP destroyed) and the
+     * failure thrown.
+     */
+    static Made create(QueuePair qpObject, QueuePairBuilder b, dev.rdma4j.internal.QpVerbs verbs,
+            CompletionQueue sendCq, CompletionQueue recvCq, java.util.function.IntFunction<WorkRequestIds.Owner> owner)
+            throws VerbsException {
+        MemorySegment qp = null;
+        QpCapabilities caps;
+        int qpn;
+        MemorySegment sendFn;
+        MemorySegment recvFn;
+        WorkRing sr;
+        WorkRing rr;
+        SendBatch os = null;
+        ReceiveBatch or = null;
+        int tok;
+        sendCq.addDependent(qpObject);
+        try {
+            recvCq.addDependent(qpObject);
+            if (b.srq != null) {
+                try {
+                    b.srq.addDependent(qpObject); // an SRQ cannot be destroyed while QPs are attached
+                } catch (RuntimeException e) {
+                    recvCq.removeDependent(qpObject);
+                    throw e;
+                }
+            }
+        } catch (RuntimeException e) {
+            sendCq.removeDependent(qpObject);
+            throw e;
+        }
+        try (Arena a = Arena.ofConfined()) {
+            // with an SRQ the QP has no receive queue, and the verbs ignore the receive capacities; rxe then
+            // neither checks nor sets them but hands back what it was given, so ask for none
+            MemorySegment init = QpAttrs.init(a, sendCq.handle(), recvCq.handle(),
+                    b.srq != null ? b.srq.handle() : null, b.maxSendWr, b.srq != null ? 0 : b.maxRecvWr,
+                    b.maxSendSge, b.srq != null ? 0 : b.maxRecvSge, b.maxInlineData, b.type.code(), b.signalAll);
+            try {
+                qp = verbs.create(b.pd.handle(), init);
+            } catch (java.io.IOException e) {
+                throw verbsFailure(e);
+            }
+            // ibv_create_qp writes back what the device actually granted (u32s: checked before any is an int)
+            caps = granted(init, b.srq != null);
+            // everything made after the native QP is inside this cleanup path
+            qpn = QpAttrs.qpNum(qp);
+            sendFn = DataPath.op(b.pd.context().handle(), DataPath.Op.POST_SEND);
+            recvFn = DataPath.op(b.pd.context().handle(), DataPath.Op.POST_RECV);
+            // sized from the checked capabilities: none is negative, none above its bound (no overflow either)
+            sr = new WorkRing(caps.maxSendWr(), caps.maxSendSge() + 1);
+            rr = new WorkRing(caps.maxRecvWr(), Math.max(1, caps.maxRecvSge()));
+            os = new SendBatch(1, Math.max(1, caps.maxSendSge()), Math.min(caps.maxInlineData(), 1 << 20));
+            or = new ReceiveBatch(1, Math.max(1, caps.maxRecvSge()));
+            if (b.afterCreate != null) {
+                b.afterCreate.run(); // tests: a failure of the Java side once the native QP exists
+            }
+            tok = WorkRequestIds.register(owner); // refused when the registry is full
+        } catch (VerbsException | RuntimeException | Error e) {
+            if (os != null) {
+                os.close();
+            }
+            if (or != null) {
+                or.close();
+            }
+            if (qp != null) { // made, and the Java side failed: nothing may outlive the failed build
+                try {
+                    verbs.destroy(qp);
+                } catch (java.io.IOException | RuntimeException d) {
+                    e.addSuppressed(d);
+                }
+            }
+            sendCq.removeDependent(qpObject);
+            recvCq.removeDependent(qpObject);
+            if (b.srq != null) {
+                b.srq.removeDependent(qpObject);
+            }
+            throw e;
+        }
+        return new Made(qp, caps, qpn, sendFn, recvFn, sr, rr, os, or, tok);
     }
 
     final ProtectionDomain pd;

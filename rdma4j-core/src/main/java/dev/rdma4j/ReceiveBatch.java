@@ -102,4 +102,12 @@ public final class ReceiveBatch extends RequestBatch {
     long wrId(int i) {
         return WrView.recvWrIdOf(wrs, i);
     }
+
+    /** Why a post of this batch to a queue pair's own receive queue was refused with {@code rc}, for the exception. */
+    String explainRefusal(int rc, QpCapabilities caps, QpState state) {
+        return "request " + failedIndex + " of " + count + (state == QpState.RESET ? " (the QP is still in RESET)"
+                : rc == dev.rdma4j.internal.ffi.Libc.ENOMEM ? " (receive queue full: " + caps.maxRecvWr()
+                + " outstanding)" : sgeCounts[Math.max(0, failedIndex)] > caps.maxRecvSge()
+                ? " has more scatter entries than the QP's " + caps.maxRecvSge() : "");
+    }
 }

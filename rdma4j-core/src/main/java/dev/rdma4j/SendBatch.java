@@ -469,6 +469,29 @@ public final class SendBatch extends RequestBatch {
     }
 
     /**
+     * Why a post of this batch was refused with {@code rc}, for the exception: the request, and the reason the queue
+     * pair's limits or state give (else the provider's).
+     */
+    String explainRefusal(int rc, QpCapabilities caps, QpState state, QpType type) {
+        int i = Math.max(0, failedIndex);
+        String why;
+        if (rc == dev.rdma4j.internal.ffi.Libc.ENOMEM) {
+            why = "send queue full (" + caps.maxSendWr() + " outstanding; signal some requests and poll)";
+        } else if (state != QpState.RTS && state != QpState.SQD && state != QpState.SQE && state != QpState.ERROR) {
+            why = "the QP is in " + state + ", sends need RTS";
+        } else if (refusalFor(type, i) != null) {
+            why = refusalFor(type, i);
+        } else if (sgeCounts[i] > caps.maxSendSge()) {
+            why = "it has " + sgeCounts[i] + " scatter/gather entries, the QP allows " + caps.maxSendSge();
+        } else if (isInline(i) && bytes[i] > caps.maxInlineData()) {
+            why = "it has " + bytes[i] + " inline bytes, the QP allows " + caps.maxInlineData();
+        } else {
+            why = "refused by the provider";
+        }
+        return "request " + i + " of " + count + ": " + why;
+    }
+
+    /**
      * Why request i cannot go on a queue pair of {@code type}, or null when it can; constant strings, so the
      * post path allocates nothing. A provider given a request its QP type cannot take may crash (rxe reads
      * the missing address handle of a UD send), so the check comes before the post.

@@ -37,7 +37,6 @@ final class VerbsHandles implements Access {
     private static final MethodHandle EPOLL_CTL;
     private static final MethodHandle DRIVER;
     private static final MethodHandle POST_SEND;
-    private static final MethodHandle POST_CHAIN;
     private static final MethodHandle POST_RECV;
     private static final MethodHandle CLEAR_WR_ID;
     private static final MethodHandle IS_SIGNALED;
@@ -58,8 +57,7 @@ final class VerbsHandles implements Access {
             EPOLL_CTL = l.findVirtual(CompletionChannel.class, "epollCtl",
                     methodType(int.class, int.class, int.class, long.class, MemorySegment.class));
             DRIVER = l.findVirtual(WorkCompletions.class, "driver", methodType(QpDriver.class, int.class));
-            POST_SEND = l.findVirtual(QueuePair.class, "post", methodType(void.class, SendBatch.class, boolean.class));
-            POST_CHAIN = l.findVirtual(QueuePair.class, "post",
+            POST_SEND = l.findVirtual(QueuePair.class, "post", // (batch, byDriver, idBase; -1: the batch's ids)
                     methodType(void.class, SendBatch.class, boolean.class, long.class));
             POST_RECV = l.findVirtual(QueuePair.class, "post",
                     methodType(void.class, ReceiveBatch.class, boolean.class));
@@ -126,7 +124,7 @@ final class VerbsHandles implements Access {
     @Override
     public void post(QueuePair qp, SendBatch batch) throws VerbsException {
         try {
-            POST_SEND.invokeExact(qp, batch, true);
+            POST_SEND.invokeExact(qp, batch, true, -1L);
         } catch (VerbsException e) {
             throw e;
         } catch (Throwable t) {
@@ -157,7 +155,7 @@ final class VerbsHandles implements Access {
     @Override
     public void postChain(QueuePair qp, SendBatch batch, long idBase) throws VerbsException {
         try {
-            POST_CHAIN.invokeExact(qp, batch, true, idBase);
+            POST_SEND.invokeExact(qp, batch, true, idBase);
         } catch (VerbsException e) {
             throw e;
         } catch (Throwable t) {
