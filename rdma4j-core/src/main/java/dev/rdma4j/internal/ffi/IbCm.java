@@ -1,11 +1,11 @@
 package dev.rdma4j.internal.ffi;
 
 /**
- * The IB CM's reject reasons ({@code enum ib_cm_rej_reason} of the kernel's {@code <rdma/ib_cm.h>}), the positive
- * status of an {@code RDMA_CM_EVENT_REJECTED} event on InfiniBand or RoCE. That header is the kernel's own, not
- * installed with rdma-core's, so gcc cannot compare these: they are written here once, as the kernel numbers them
- * (the name table's index is the value), and {@code CmExceptionTest} checks the two named constants against the
- * table.
+ * The kernel IB CM's numbers: its reject reasons ({@code enum ib_cm_rej_reason} of {@code <rdma/ib_cm.h>}), the
+ * positive status of an {@code RDMA_CM_EVENT_REJECTED} event on InfiniBand or RoCE, and the private data sizes of
+ * its messages. Those headers are the kernel's own, not installed with rdma-core's, so gcc cannot compare these:
+ * they are written here once, as the kernel has them (the name table's index is the value); {@code CmExceptionTest}
+ * checks the two named reasons against the table, the device tests the sizes ({@code CmFindingsDeviceTest}).
  *
  * <p>Threading: constants and an immutable table.
  */
@@ -17,6 +17,17 @@ public final class IbCm {
     public static final int IB_CM_REJ_INVALID_SERVICE_ID = 8;
     /** {@code IB_CM_REJ_CONSUMER_DEFINED}: the reject of {@code rdma_reject}, by the peer's application. */
     public static final int IB_CM_REJ_CONSUMER_DEFINED = 28;
+
+    /** {@code IB_CM_REQ_PRIVATE_DATA_SIZE}: the private data of a connect request (REQ). */
+    public static final int IB_CM_REQ_PRIVATE_DATA_SIZE = 92;
+    /** {@code IB_CM_REP_PRIVATE_DATA_SIZE}: the private data of a connect reply (REP), all {@code rdma_accept}'s. */
+    public static final int IB_CM_REP_PRIVATE_DATA_SIZE = 196;
+    /** {@code IB_CM_REJ_PRIVATE_DATA_SIZE}: the private data of a reject (REJ), all {@code rdma_reject}'s. */
+    public static final int IB_CM_REJ_PRIVATE_DATA_SIZE = 148;
+    /** {@code sizeof(struct cma_hdr)}: the kernel rdma_cm's header at the head of a REQ's private data. */
+    public static final int CMA_HDR_SIZE = 36;
+    /** What {@code rdma_connect} leaves the caller of a REQ's private data: 56 bytes. */
+    public static final int RDMA_CONNECT_PRIVATE_DATA_SIZE = IB_CM_REQ_PRIVATE_DATA_SIZE - CMA_HDR_SIZE;
 
     /** {@code enum ib_cm_rej_reason}'s names without {@code IB_CM_REJ_}, index = value ({@code null}: none). */
     private static final String[] REJECT_REASONS = {null, "NO_QP", "NO_EEC", "NO_RESOURCES", "TIMEOUT", "UNSUPPORTED",
