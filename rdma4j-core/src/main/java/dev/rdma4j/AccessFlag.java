@@ -1,27 +1,28 @@
 package dev.rdma4j;
 
+import dev.rdma4j.internal.ffi.CEnums;
 import java.util.Set;
 
 /** Memory region and queue pair access rights ({@code enum ibv_access_flags}). */
 public enum AccessFlag {
     /** {@code IBV_ACCESS_LOCAL_WRITE}: the device may write the region (receives, RDMA read results, atomics). */
-    LOCAL_WRITE(1),
+    LOCAL_WRITE(CEnums.IBV_ACCESS_LOCAL_WRITE),
     /** {@code IBV_ACCESS_REMOTE_WRITE}: peers may RDMA-write into it; requires {@link #LOCAL_WRITE}. */
-    REMOTE_WRITE(1 << 1),
+    REMOTE_WRITE(CEnums.IBV_ACCESS_REMOTE_WRITE),
     /** {@code IBV_ACCESS_REMOTE_READ}: peers may RDMA-read it. */
-    REMOTE_READ(1 << 2),
+    REMOTE_READ(CEnums.IBV_ACCESS_REMOTE_READ),
     /** {@code IBV_ACCESS_REMOTE_ATOMIC}: peers may run atomics on it; requires {@link #LOCAL_WRITE}. */
-    REMOTE_ATOMIC(1 << 3),
+    REMOTE_ATOMIC(CEnums.IBV_ACCESS_REMOTE_ATOMIC),
     /** {@code IBV_ACCESS_MW_BIND}. */
-    MW_BIND(1 << 4),
+    MW_BIND(CEnums.IBV_ACCESS_MW_BIND),
     /** {@code IBV_ACCESS_ZERO_BASED}. */
-    ZERO_BASED(1 << 5),
+    ZERO_BASED(CEnums.IBV_ACCESS_ZERO_BASED),
     /** {@code IBV_ACCESS_ON_DEMAND}: on-demand paging, where the device supports it. */
-    ON_DEMAND(1 << 6),
+    ON_DEMAND(CEnums.IBV_ACCESS_ON_DEMAND),
     /** {@code IBV_ACCESS_HUGETLB}. */
-    HUGETLB(1 << 7),
+    HUGETLB(CEnums.IBV_ACCESS_HUGETLB),
     /** {@code IBV_ACCESS_RELAXED_ORDERING}: optional; registered through {@code ibv_reg_mr_iova2}. */
-    RELAXED_ORDERING(1 << 20);
+    RELAXED_ORDERING(CEnums.IBV_ACCESS_RELAXED_ORDERING);
 
     private final int bit;
 

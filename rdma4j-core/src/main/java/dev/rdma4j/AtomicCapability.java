@@ -1,15 +1,20 @@
 package dev.rdma4j;
 
+import dev.rdma4j.internal.EnumCodes;
+import dev.rdma4j.internal.ffi.CEnums;
+
 /** Atomic operation support of a device ({@code enum ibv_atomic_cap}). */
 public enum AtomicCapability {
     /** {@code IBV_ATOMIC_NONE}: no atomics. */
-    NONE(0),
+    NONE(CEnums.IBV_ATOMIC_NONE),
     /** {@code IBV_ATOMIC_HCA}: atomic among operations of this device. */
-    HCA(1),
+    HCA(CEnums.IBV_ATOMIC_HCA),
     /** {@code IBV_ATOMIC_GLOB}: atomic also against the CPU and other devices. */
-    GLOB(2),
+    GLOB(CEnums.IBV_ATOMIC_GLOB),
     /** A value this version of rdma4j does not know. */
-    UNKNOWN(-1);
+    UNKNOWN(EnumCodes.NOT_C);
+
+    private static final AtomicCapability[] BY_CODE = EnumCodes.byCode(values(), AtomicCapability::code, UNKNOWN);
 
     private final int code;
 
@@ -33,11 +38,6 @@ public enum AtomicCapability {
      * @return the constant, or {@code UNKNOWN} for a value this version does not know
      */
     public static AtomicCapability of(int code) {
-        for (AtomicCapability v : values()) {
-            if (v.code == code) {
-                return v;
-            }
-        }
-        return UNKNOWN;
+        return code >= 0 && code < BY_CODE.length ? BY_CODE[code] : UNKNOWN;
     }
 }

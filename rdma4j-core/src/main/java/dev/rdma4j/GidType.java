@@ -1,15 +1,20 @@
 package dev.rdma4j;
 
+import dev.rdma4j.internal.EnumCodes;
+import dev.rdma4j.internal.ffi.CEnums;
+
 /** Type of a GID table entry ({@code enum ibv_gid_type}). */
 public enum GidType {
     /** InfiniBand GID, {@code IBV_GID_TYPE_IB}. */
-    IB(0),
+    IB(CEnums.IBV_GID_TYPE_IB),
     /** RoCE v1 (Ethernet, {@code IBV_GID_TYPE_ROCE_V1}); sysfs calls it "IB/RoCE v1". */
-    ROCE_V1(1),
+    ROCE_V1(CEnums.IBV_GID_TYPE_ROCE_V1),
     /** RoCE v2 (UDP/IP, {@code IBV_GID_TYPE_ROCE_V2}): routable, what rdma4j prefers. */
-    ROCE_V2(2),
+    ROCE_V2(CEnums.IBV_GID_TYPE_ROCE_V2),
     /** A value this version of rdma4j does not know. */
-    UNKNOWN(-1);
+    UNKNOWN(EnumCodes.NOT_C);
+
+    private static final GidType[] BY_CODE = EnumCodes.byCode(values(), GidType::code, UNKNOWN);
 
     private final int code;
 
@@ -33,11 +38,6 @@ public enum GidType {
      * @return the constant, or {@code UNKNOWN} for a value this version does not know
      */
     public static GidType of(int code) {
-        for (GidType v : values()) {
-            if (v.code == code) {
-                return v;
-            }
-        }
-        return UNKNOWN;
+        return code >= 0 && code < BY_CODE.length ? BY_CODE[code] : UNKNOWN;
     }
 }

@@ -1,5 +1,6 @@
 package dev.rdma4j;
 
+import dev.rdma4j.internal.ffi.Structs;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.Arrays;
@@ -17,7 +18,7 @@ import java.util.Arrays;
  */
 public record GlobalRouteHeader(Gid sourceGid, Gid destinationGid, boolean ipv4, byte[] raw) {
     /** Size of the area. */
-    public static final int BYTES = 40;
+    public static final int BYTES = Structs.GRH_BYTES;
 
     /**
      * Decodes the header at {@code offset} of a received buffer.
@@ -35,8 +36,12 @@ public record GlobalRouteHeader(Gid sourceGid, Gid destinationGid, boolean ipv4,
         if (ipv4) {
             return new GlobalRouteHeader(mapped(raw, 32), mapped(raw, 36), true, raw);
         }
-        return new GlobalRouteHeader(Gid.of(Arrays.copyOfRange(raw, 8, 24)), Gid.of(Arrays.copyOfRange(raw, 24, 40)),
+        return new GlobalRouteHeader(gid(raw, Structs.GRH_SGID_OFFSET), gid(raw, Structs.GRH_DGID_OFFSET),
                 false, raw);
+    }
+
+    private static Gid gid(byte[] raw, int at) {
+        return Gid.of(Arrays.copyOfRange(raw, at, at + Structs.GID_BYTES));
     }
 
     private static Gid mapped(byte[] raw, int at) {

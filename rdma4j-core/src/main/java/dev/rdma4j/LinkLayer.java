@@ -1,15 +1,20 @@
 package dev.rdma4j;
 
+import dev.rdma4j.internal.EnumCodes;
+import dev.rdma4j.internal.ffi.CEnums;
+
 /** Link layer of a port ({@code IBV_LINK_LAYER_*}): RoCE ports, Soft-RoCE included, are Ethernet. */
 public enum LinkLayer {
     /** {@code IBV_LINK_LAYER_UNSPECIFIED} (old drivers; means InfiniBand). */
-    UNSPECIFIED(0),
+    UNSPECIFIED(CEnums.IBV_LINK_LAYER_UNSPECIFIED),
     /** {@code IBV_LINK_LAYER_INFINIBAND}: addressed by LID. */
-    INFINIBAND(1),
+    INFINIBAND(CEnums.IBV_LINK_LAYER_INFINIBAND),
     /** {@code IBV_LINK_LAYER_ETHERNET}: RoCE, addressed by GID (GRH required). */
-    ETHERNET(2),
+    ETHERNET(CEnums.IBV_LINK_LAYER_ETHERNET),
     /** A value this version of rdma4j does not know. */
-    UNKNOWN(-1);
+    UNKNOWN(EnumCodes.NOT_C);
+
+    private static final LinkLayer[] BY_CODE = EnumCodes.byCode(values(), LinkLayer::code, UNKNOWN);
 
     private final int code;
 
@@ -33,11 +38,6 @@ public enum LinkLayer {
      * @return the constant, or {@code UNKNOWN} for a value this version does not know
      */
     public static LinkLayer of(int code) {
-        for (LinkLayer v : values()) {
-            if (v.code == code) {
-                return v;
-            }
-        }
-        return UNKNOWN;
+        return code >= 0 && code < BY_CODE.length ? BY_CODE[code] : UNKNOWN;
     }
 }

@@ -1,7 +1,6 @@
 package dev.rdma4j;
 
 import dev.rdma4j.internal.ffi.ResourceVerbs;
-import dev.rdma4j.internal.ffi.Structs;
 import dev.rdma4j.internal.ffi.NativeException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -81,8 +80,8 @@ public final class MemoryRegion extends NativeResource {
             REGISTERED.add(keep);
         }
         this.handle = mr;
-        this.lkey = ResourceVerbs.u32(mr, Structs.IBV_MR, "lkey");
-        this.rkey = ResourceVerbs.u32(mr, Structs.IBV_MR, "rkey");
+        this.lkey = ResourceVerbs.mrLkey(mr);
+        this.rkey = ResourceVerbs.mrRkey(mr);
     }
 
     /**

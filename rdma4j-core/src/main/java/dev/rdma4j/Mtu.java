@@ -1,19 +1,24 @@
 package dev.rdma4j;
 
+import dev.rdma4j.internal.EnumCodes;
+import dev.rdma4j.internal.ffi.CEnums;
+
 /** Path MTU of a port or queue pair ({@code enum ibv_mtu}). */
 public enum Mtu {
     /** {@code IBV_MTU_256}. */
-    MTU_256(1, 256),
+    MTU_256(CEnums.IBV_MTU_256, 256),
     /** {@code IBV_MTU_512}. */
-    MTU_512(2, 512),
+    MTU_512(CEnums.IBV_MTU_512, 512),
     /** {@code IBV_MTU_1024}: the usual active MTU of Soft-RoCE over a 1500-byte netdev. */
-    MTU_1024(3, 1024),
+    MTU_1024(CEnums.IBV_MTU_1024, 1024),
     /** {@code IBV_MTU_2048}. */
-    MTU_2048(4, 2048),
+    MTU_2048(CEnums.IBV_MTU_2048, 2048),
     /** {@code IBV_MTU_4096}. */
-    MTU_4096(5, 4096),
+    MTU_4096(CEnums.IBV_MTU_4096, 4096),
     /** A value this version of rdma4j does not know. */
-    UNKNOWN(-1, 0);
+    UNKNOWN(EnumCodes.NOT_C, 0);
+
+    private static final Mtu[] BY_CODE = EnumCodes.byCode(values(), Mtu::code, UNKNOWN);
 
     private final int code;
     private final int bytes;
@@ -48,12 +53,7 @@ public enum Mtu {
      * @return the constant, or {@code UNKNOWN}
      */
     public static Mtu of(int code) {
-        for (Mtu m : values()) {
-            if (m.code == code) {
-                return m;
-            }
-        }
-        return UNKNOWN;
+        return code >= 0 && code < BY_CODE.length ? BY_CODE[code] : UNKNOWN;
     }
 
     /**

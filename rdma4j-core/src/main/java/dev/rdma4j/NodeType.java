@@ -1,23 +1,28 @@
 package dev.rdma4j;
 
+import dev.rdma4j.internal.EnumCodes;
+import dev.rdma4j.internal.ffi.CEnums;
+
 /** Node type of a device ({@code enum ibv_node_type}, from {@code ibv_device.node_type}). */
 public enum NodeType {
     /** A channel adapter (HCA or RNIC), {@code IBV_NODE_CA}. */
-    CA(1),
+    CA(CEnums.IBV_NODE_CA),
     /** {@code IBV_NODE_SWITCH}. */
-    SWITCH(2),
+    SWITCH(CEnums.IBV_NODE_SWITCH),
     /** {@code IBV_NODE_ROUTER}. */
-    ROUTER(3),
+    ROUTER(CEnums.IBV_NODE_ROUTER),
     /** {@code IBV_NODE_RNIC} (iWARP). */
-    RNIC(4),
+    RNIC(CEnums.IBV_NODE_RNIC),
     /** {@code IBV_NODE_USNIC}. */
-    USNIC(5),
+    USNIC(CEnums.IBV_NODE_USNIC),
     /** {@code IBV_NODE_USNIC_UDP}. */
-    USNIC_UDP(6),
+    USNIC_UDP(CEnums.IBV_NODE_USNIC_UDP),
     /** {@code IBV_NODE_UNSPECIFIED}. */
-    UNSPECIFIED(7),
+    UNSPECIFIED(CEnums.IBV_NODE_UNSPECIFIED),
     /** A value this version of rdma4j does not know. */
-    UNKNOWN(-1);
+    UNKNOWN(CEnums.IBV_NODE_UNKNOWN);
+
+    private static final NodeType[] BY_CODE = EnumCodes.byCode(values(), NodeType::code, UNKNOWN);
 
     private final int code;
 
@@ -41,11 +46,6 @@ public enum NodeType {
      * @return the constant, or {@code UNKNOWN} for a value this version does not know
      */
     public static NodeType of(int code) {
-        for (NodeType v : values()) {
-            if (v.code == code) {
-                return v;
-            }
-        }
-        return UNKNOWN;
+        return code >= 0 && code < BY_CODE.length ? BY_CODE[code] : UNKNOWN;
     }
 }

@@ -1,21 +1,26 @@
 package dev.rdma4j;
 
+import dev.rdma4j.internal.EnumCodes;
+import dev.rdma4j.internal.ffi.CEnums;
+
 /** Logical port state ({@code enum ibv_port_state}); only {@code ACTIVE} carries traffic. */
 public enum PortState {
     /** {@code IBV_PORT_NOP}. */
-    NOP(0),
+    NOP(CEnums.IBV_PORT_NOP),
     /** {@code IBV_PORT_DOWN}: no link. */
-    DOWN(1),
+    DOWN(CEnums.IBV_PORT_DOWN),
     /** {@code IBV_PORT_INIT}: link up, not yet configured by the subnet manager. */
-    INIT(2),
+    INIT(CEnums.IBV_PORT_INIT),
     /** {@code IBV_PORT_ARMED}. */
-    ARMED(3),
+    ARMED(CEnums.IBV_PORT_ARMED),
     /** {@code IBV_PORT_ACTIVE}: ready for traffic. */
-    ACTIVE(4),
+    ACTIVE(CEnums.IBV_PORT_ACTIVE),
     /** {@code IBV_PORT_ACTIVE_DEFER}. */
-    ACTIVE_DEFER(5),
+    ACTIVE_DEFER(CEnums.IBV_PORT_ACTIVE_DEFER),
     /** A value this version of rdma4j does not know. */
-    UNKNOWN(-1);
+    UNKNOWN(EnumCodes.NOT_C);
+
+    private static final PortState[] BY_CODE = EnumCodes.byCode(values(), PortState::code, UNKNOWN);
 
     private final int code;
 
@@ -39,11 +44,6 @@ public enum PortState {
      * @return the constant, or {@code UNKNOWN} for a value this version does not know
      */
     public static PortState of(int code) {
-        for (PortState v : values()) {
-            if (v.code == code) {
-                return v;
-            }
-        }
-        return UNKNOWN;
+        return code >= 0 && code < BY_CODE.length ? BY_CODE[code] : UNKNOWN;
     }
 }

@@ -1,13 +1,15 @@
 package dev.rdma4j;
 
+import dev.rdma4j.internal.ffi.CEnums;
+
 /** Queue pair transport ({@code enum ibv_qp_type}); XRC is not supported (Soft-RoCE lacks it). */
 public enum QpType {
     /** Reliable connected, {@code IBV_QPT_RC}: all operations, delivery guaranteed in order. */
-    RC(2),
+    RC(CEnums.IBV_QPT_RC),
     /** Unreliable connected, {@code IBV_QPT_UC}: send and RDMA write, no read or atomics. */
-    UC(3),
+    UC(CEnums.IBV_QPT_UC),
     /** Unreliable datagram, {@code IBV_QPT_UD}: sends of at most one MTU through address handles. */
-    UD(4);
+    UD(CEnums.IBV_QPT_UD);
 
     private final int code;
 

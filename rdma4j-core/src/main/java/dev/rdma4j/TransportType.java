@@ -1,19 +1,24 @@
 package dev.rdma4j;
 
+import dev.rdma4j.internal.EnumCodes;
+import dev.rdma4j.internal.ffi.CEnums;
+
 /** Transport of a device ({@code enum ibv_transport_type}); Soft-RoCE reports {@code IB}. */
 public enum TransportType {
     /** InfiniBand transport (also RoCE), {@code IBV_TRANSPORT_IB}. */
-    IB(0),
+    IB(CEnums.IBV_TRANSPORT_IB),
     /** {@code IBV_TRANSPORT_IWARP}. */
-    IWARP(1),
+    IWARP(CEnums.IBV_TRANSPORT_IWARP),
     /** {@code IBV_TRANSPORT_USNIC}. */
-    USNIC(2),
+    USNIC(CEnums.IBV_TRANSPORT_USNIC),
     /** {@code IBV_TRANSPORT_USNIC_UDP}. */
-    USNIC_UDP(3),
+    USNIC_UDP(CEnums.IBV_TRANSPORT_USNIC_UDP),
     /** {@code IBV_TRANSPORT_UNSPECIFIED}. */
-    UNSPECIFIED(4),
+    UNSPECIFIED(CEnums.IBV_TRANSPORT_UNSPECIFIED),
     /** A value this version of rdma4j does not know. */
-    UNKNOWN(-1);
+    UNKNOWN(CEnums.IBV_TRANSPORT_UNKNOWN);
+
+    private static final TransportType[] BY_CODE = EnumCodes.byCode(values(), TransportType::code, UNKNOWN);
 
     private final int code;
 
@@ -37,11 +42,6 @@ public enum TransportType {
      * @return the constant, or {@code UNKNOWN} for a value this version does not know
      */
     public static TransportType of(int code) {
-        for (TransportType v : values()) {
-            if (v.code == code) {
-                return v;
-            }
-        }
-        return UNKNOWN;
+        return code >= 0 && code < BY_CODE.length ? BY_CODE[code] : UNKNOWN;
     }
 }

@@ -1,32 +1,35 @@
 package dev.rdma4j;
 
+import dev.rdma4j.internal.EnumCodes;
+import dev.rdma4j.internal.ffi.CEnums;
+
 /** What a work completion completed ({@code enum ibv_wc_opcode}). */
 public enum WcOpcode {
     /** {@code IBV_WC_SEND}. */
-    SEND(0),
+    SEND(CEnums.IBV_WC_SEND),
     /** {@code IBV_WC_RDMA_WRITE}. */
-    RDMA_WRITE(1),
+    RDMA_WRITE(CEnums.IBV_WC_RDMA_WRITE),
     /** {@code IBV_WC_RDMA_READ}. */
-    RDMA_READ(2),
+    RDMA_READ(CEnums.IBV_WC_RDMA_READ),
     /** {@code IBV_WC_COMP_SWAP}. */
-    COMP_SWAP(3),
+    COMP_SWAP(CEnums.IBV_WC_COMP_SWAP),
     /** {@code IBV_WC_FETCH_ADD}. */
-    FETCH_ADD(4),
+    FETCH_ADD(CEnums.IBV_WC_FETCH_ADD),
     /** {@code IBV_WC_BIND_MW}. */
-    BIND_MW(5),
+    BIND_MW(CEnums.IBV_WC_BIND_MW),
     /** {@code IBV_WC_LOCAL_INV}. */
-    LOCAL_INV(6),
+    LOCAL_INV(CEnums.IBV_WC_LOCAL_INV),
     /** {@code IBV_WC_TSO}. */
-    TSO(7),
+    TSO(CEnums.IBV_WC_TSO),
     /** {@code IBV_WC_RECV}: a receive consumed by a send (with or without immediate). */
-    RECV(128),
+    RECV(CEnums.IBV_WC_RECV),
     /** {@code IBV_WC_RECV_RDMA_WITH_IMM}: a receive consumed by an RDMA write with immediate. */
-    RECV_RDMA_WITH_IMM(129),
+    RECV_RDMA_WITH_IMM(CEnums.IBV_WC_RECV_RDMA_WITH_IMM),
     /**
      * A value this version of rdma4j does not know; also what {@link WorkCompletions#opcode(int)} gives for a failed
      * send-queue request whose (undefined) C opcode names a receive.
      */
-    UNKNOWN(-1);
+    UNKNOWN(EnumCodes.NOT_C);
 
     private final int code;
 
@@ -51,16 +54,16 @@ public enum WcOpcode {
      */
     public static WcOpcode of(int code) {
         return switch (code) {
-            case 0 -> SEND;
-            case 1 -> RDMA_WRITE;
-            case 2 -> RDMA_READ;
-            case 3 -> COMP_SWAP;
-            case 4 -> FETCH_ADD;
-            case 5 -> BIND_MW;
-            case 6 -> LOCAL_INV;
-            case 7 -> TSO;
-            case 128 -> RECV;
-            case 129 -> RECV_RDMA_WITH_IMM;
+            case CEnums.IBV_WC_SEND -> SEND;
+            case CEnums.IBV_WC_RDMA_WRITE -> RDMA_WRITE;
+            case CEnums.IBV_WC_RDMA_READ -> RDMA_READ;
+            case CEnums.IBV_WC_COMP_SWAP -> COMP_SWAP;
+            case CEnums.IBV_WC_FETCH_ADD -> FETCH_ADD;
+            case CEnums.IBV_WC_BIND_MW -> BIND_MW;
+            case CEnums.IBV_WC_LOCAL_INV -> LOCAL_INV;
+            case CEnums.IBV_WC_TSO -> TSO;
+            case CEnums.IBV_WC_RECV -> RECV;
+            case CEnums.IBV_WC_RECV_RDMA_WITH_IMM -> RECV_RDMA_WITH_IMM;
             default -> UNKNOWN;
         };
     }
@@ -73,6 +76,6 @@ public enum WcOpcode {
      * @return {@code true} for {@code RECV} and {@code RECV_RDMA_WITH_IMM}
      */
     public boolean isReceive() {
-        return (code & 128) != 0;
+        return (code & CEnums.IBV_WC_RECV) != 0;
     }
 }

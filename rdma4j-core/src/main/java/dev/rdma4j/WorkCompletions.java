@@ -1,5 +1,6 @@
 package dev.rdma4j;
 
+import dev.rdma4j.internal.ffi.CEnums;
 import dev.rdma4j.internal.ffi.WcView;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -21,9 +22,9 @@ import java.util.Objects;
  */
 public final class WorkCompletions implements AutoCloseable {
     /** {@code IBV_WC_GRH}: a UD receive whose first 40 bytes hold a GRH. */
-    public static final int FLAG_GRH = 1;
+    public static final int FLAG_GRH = CEnums.IBV_WC_GRH;
     /** {@code IBV_WC_WITH_IMM}: immediate data is present. */
-    public static final int FLAG_WITH_IMM = 1 << 1;
+    public static final int FLAG_WITH_IMM = CEnums.IBV_WC_WITH_IMM;
 
     private final Arena arena = Arena.ofShared();
     private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();

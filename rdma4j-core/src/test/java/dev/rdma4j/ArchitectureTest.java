@@ -11,6 +11,7 @@ import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.library.dependencies.SliceAssignment;
 import com.tngtech.archunit.library.dependencies.SliceIdentifier;
 import java.io.IOException;
+import java.lang.foreign.MemoryLayout;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
@@ -86,6 +87,10 @@ class ArchitectureTest {
         // AhSrqCqAttrs, WrView, WcView) are the only way in from the layers above
         noClasses().that().resideOutsideOfPackage(ROOT + ".internal.ffi").should().dependOnClassesThat()
                 .haveFullyQualifiedName(ROOT + ".internal.ffi.Codec").check(CORE);
+        // nor look up a member's offset by its C name: CLayouts.offset, or the FFM API's path by name
+        noClasses().that().resideOutsideOfPackage(ROOT + ".internal.ffi").should().dependOnClassesThat()
+                .haveFullyQualifiedName(ROOT + ".internal.ffi.CLayouts")
+                .orShould().callMethod(MemoryLayout.PathElement.class, "groupElement", String.class).check(CORE);
     }
 
     @Test

@@ -2,20 +2,23 @@ package dev.rdma4j;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.rdma4j.connect.CmEventType;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.IntFunction;
 import java.util.function.ToIntFunction;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The C value of every constant of the API's enums that stand for a C enum ({@code enum ibv_qp_state},
- * {@code ibv_wc_status}, {@code ibv_wc_opcode}, {@code ibv_mtu}, ...), as gcc evaluates it against
- * {@code <infiniband/verbs.h>}, against the code rdma4j passes to C or decodes from it: a constant whose C value is
- * its declaration order, or a code written by hand, that drifts from the header fails here. Each enum's constants
+ * {@code ibv_wc_status}, {@code ibv_wc_opcode}, {@code ibv_mtu}, ..., and rdma_cm's {@code enum rdma_cm_event_type}),
+ * as gcc evaluates it against {@code <infiniband/verbs.h>} and {@code <rdma/rdma_cma.h>}, against the code rdma4j
+ * passes to C or decodes from it: a code that drifts from the header fails here. Each enum's constants
  * map to their C names by a prefix ({@code QpState.RTS} is {@code IBV_QPS_RTS}); the few that differ are named.
  * {@code UNKNOWN}, rdma4j's own for a value it does not know, is compared only where C has one.
  */
@@ -37,7 +40,8 @@ class EnumCodesConformanceTest {
             new Family<>(GidType.class, "IBV_GID_TYPE_", GidType::code, Map.of(), false),
             new Family<>(QpType.class, "IBV_QPT_", QpType::code, Map.of(), false),
             new Family<>(AccessFlag.class, "IBV_ACCESS_", AccessFlag::bit, Map.of(), false),
-            new Family<>(AsyncEventType.class, "IBV_EVENT_", AsyncEventType::ordinal, Map.of(), false));
+            new Family<>(AsyncEventType.class, "IBV_EVENT_", AsyncEventType::code, Map.of(), false),
+            new Family<>(CmEventType.class, "RDMA_CM_EVENT_", CmEventType::code, Map.of(), false));
 
     @Test
     void everyEnumCodeIsCsValue(@TempDir Path dir) throws Exception {
@@ -45,7 +49,8 @@ class EnumCodesConformanceTest {
         for (Family<?> f : FAMILIES) {
             collect(f, java);
         }
-        StringBuilder c = new StringBuilder("#include <stdio.h>\n#include <infiniband/verbs.h>\nint main(void) {\n");
+        StringBuilder c = new StringBuilder("#include <stdio.h>\n#include <infiniband/verbs.h>\n#include <rdma/rdma_cma.h>\n"
+                + "int main(void) {\n");
         for (String name : java.keySet()) {
             c.append("  printf(\"%s %d\\n\", \"").append(name).append("\", (int)(").append(name).append("));\n");
         }
@@ -64,6 +69,55 @@ class EnumCodesConformanceTest {
             }
         });
         assertThat(mismatches).as("enum constants whose code differs from C's").isEmpty();
+    }
+
+    /** The decoders, {@code of(int)}: each constant's code gives it back, and every other code {@code UNKNOWN}. */
+    private static final List<Decoder<?>> DECODERS = List.of(
+            new Decoder<>(QpState.class, QpState::code, QpState::of, QpState.UNKNOWN),
+            new Decoder<>(WcStatus.class, WcStatus::code, WcStatus::of, WcStatus.UNKNOWN),
+            new Decoder<>(WcOpcode.class, WcOpcode::code, WcOpcode::of, WcOpcode.UNKNOWN),
+            new Decoder<>(Mtu.class, Mtu::code, Mtu::of, Mtu.UNKNOWN),
+            new Decoder<>(NodeType.class, NodeType::code, NodeType::of, NodeType.UNKNOWN),
+            new Decoder<>(PortState.class, PortState::code, PortState::of, PortState.UNKNOWN),
+            new Decoder<>(TransportType.class, TransportType::code, TransportType::of, TransportType.UNKNOWN),
+            new Decoder<>(LinkLayer.class, LinkLayer::code, LinkLayer::of, LinkLayer.UNKNOWN),
+            new Decoder<>(AtomicCapability.class, AtomicCapability::code, AtomicCapability::of,
+                    AtomicCapability.UNKNOWN),
+            new Decoder<>(GidType.class, GidType::code, GidType::of, GidType.UNKNOWN),
+            new Decoder<>(AsyncEventType.class, AsyncEventType::code, AsyncEventType::of, AsyncEventType.UNKNOWN),
+            new Decoder<>(CmEventType.class, CmEventType::code, CmEventType::of, CmEventType.UNKNOWN));
+
+    private record Decoder<E extends Enum<E>>(Class<E> type, ToIntFunction<E> code, IntFunction<E> of, E unknown) {
+    }
+
+    @Test
+    void ofGivesEachConstantBackForItsCodeAndUnknownForAnyOtherCode() {
+        List<String> wrong = new ArrayList<>();
+        for (Decoder<?> d : DECODERS) {
+            check(d, wrong);
+        }
+        assertThat(wrong).as("codes of(int) decodes wrongly").isEmpty();
+    }
+
+    private static <E extends Enum<E>> void check(Decoder<E> d, List<String> wrong) {
+        Map<Integer, E> byCode = new HashMap<>();
+        for (E e : d.type().getEnumConstants()) {
+            byCode.put(d.code().applyAsInt(e), e);
+        }
+        for (int code : new int[] {Integer.MIN_VALUE, -2, -1, 1 << 20, Integer.MAX_VALUE}) {
+            check(d, code, byCode, wrong);
+        }
+        for (int code = 0; code < 300; code++) {
+            check(d, code, byCode, wrong);
+        }
+    }
+
+    private static <E extends Enum<E>> void check(Decoder<E> d, int code, Map<Integer, E> byCode, List<String> wrong) {
+        E expected = byCode.getOrDefault(code, d.unknown());
+        E actual = d.of().apply(code);
+        if (actual != expected) {
+            wrong.add(d.type().getSimpleName() + ".of(" + code + "): " + actual + ", not " + expected);
+        }
     }
 
     private static <E extends Enum<E>> void collect(Family<E> f, Map<String, Integer> out) {

@@ -153,8 +153,8 @@ public final class CmConnection implements AutoCloseable {
                     "connect timeouts must be positive: " + resolveTimeout + ", " + timeout));
         }
         if (privateData.length > PrivateData.CONNECT) {
-            return CompletableFuture.failedFuture(new IllegalArgumentException(
-                    "rdma_cm private data is at most 56 bytes on connect: " + privateData.length));
+            return CompletableFuture.failedFuture(new IllegalArgumentException("rdma_cm private data is at most "
+                    + PrivateData.CONNECT + " bytes on connect: " + privateData.length));
         }
         // every conversion before the id exists: a huge Duration once overflowed after it (issue 29)
         Duration whole = Timeouts.clamp(timeout);
@@ -333,8 +333,8 @@ public final class CmConnection implements AutoCloseable {
                     byte[] late = setup.connectPrivateData(queuePair);
                     if (late != null) {
                         if (late.length > PrivateData.CONNECT) {
-                            throw new IllegalArgumentException(
-                                    "rdma_cm private data is at most 56 bytes on connect: " + late.length);
+                            throw new IllegalArgumentException("rdma_cm private data is at most "
+                                    + PrivateData.CONNECT + " bytes on connect: " + late.length);
                         }
                         myPrivateData = PrivateData.frame(late, PrivateData.CONNECT);
                     }

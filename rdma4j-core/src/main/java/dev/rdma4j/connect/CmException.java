@@ -1,8 +1,9 @@
 package dev.rdma4j.connect;
 
+import dev.rdma4j.internal.ffi.Errno;
+import dev.rdma4j.internal.ffi.IbCm;
 import dev.rdma4j.internal.ffi.Native;
 import java.io.IOException;
-import java.util.Map;
 
 /**
  * A connection could not be set up: the rdma_cm event that ended it (address/route error, unreachable,
@@ -21,28 +22,9 @@ public final class CmException extends IOException {
     private static final long serialVersionUID = 1L;
 
     /** The IB CM's reject reason when nothing listens on the port (no such service id). */
-    public static final int REJECT_INVALID_SERVICE_ID = 8;
+    public static final int REJECT_INVALID_SERVICE_ID = IbCm.IB_CM_REJ_INVALID_SERVICE_ID;
     /** The IB CM's reject reason of {@code rdma_reject}: the peer's application refused. */
-    public static final int REJECT_CONSUMER_DEFINED = 28;
-
-    /** {@code enum ib_cm_rej_reason} of the kernel's {@code <rdma/ib_cm.h>}, index = value. */
-    private static final String[] REJECT_REASONS = {null, "NO_QP", "NO_EEC", "NO_RESOURCES", "TIMEOUT", "UNSUPPORTED",
-        "INVALID_COMM_ID", "INVALID_COMM_INSTANCE", "INVALID_SERVICE_ID", "INVALID_TRANSPORT_TYPE", "STALE_CONN",
-        "RDC_NOT_EXIST", "INVALID_GID", "INVALID_LID", "INVALID_SL", "INVALID_TRAFFIC_CLASS", "INVALID_HOP_LIMIT",
-        "INVALID_PACKET_RATE", "INVALID_ALT_GID", "INVALID_ALT_LID", "INVALID_ALT_SL", "INVALID_ALT_TRAFFIC_CLASS",
-        "INVALID_ALT_HOP_LIMIT", "INVALID_ALT_PACKET_RATE", "PORT_CM_REDIRECT", "PORT_REDIRECT", "INVALID_MTU",
-        "INSUFFICIENT_RESP_RESOURCES", "CONSUMER_DEFINED", "INVALID_RNR_RETRY", "DUPLICATE_LOCAL_COMM_ID",
-        "INVALID_CLASS_VERSION", "INVALID_FLOW_LABEL", "INVALID_ALT_FLOW_LABEL", null, "VENDOR_OPTION_NOT_SUPPORTED"};
-
-    /** Linux errno names of the statuses rdma_cm events carry. */
-    private static final Map<Integer, String> ERRNO_NAMES = Map.ofEntries(Map.entry(1, "EPERM"),
-            Map.entry(2, "ENOENT"), Map.entry(4, "EINTR"), Map.entry(5, "EIO"), Map.entry(11, "EAGAIN"),
-            Map.entry(12, "ENOMEM"), Map.entry(13, "EACCES"), Map.entry(16, "EBUSY"), Map.entry(19, "ENODEV"),
-            Map.entry(22, "EINVAL"), Map.entry(61, "ENODATA"), Map.entry(71, "EPROTO"), Map.entry(95, "EOPNOTSUPP"),
-            Map.entry(98, "EADDRINUSE"), Map.entry(99, "EADDRNOTAVAIL"), Map.entry(100, "ENETDOWN"),
-            Map.entry(101, "ENETUNREACH"), Map.entry(103, "ECONNABORTED"), Map.entry(104, "ECONNRESET"),
-            Map.entry(110, "ETIMEDOUT"), Map.entry(111, "ECONNREFUSED"), Map.entry(112, "EHOSTDOWN"),
-            Map.entry(113, "EHOSTUNREACH"), Map.entry(125, "ECANCELED"));
+    public static final int REJECT_CONSUMER_DEFINED = IbCm.IB_CM_REJ_CONSUMER_DEFINED;
 
     /** The event that ended the attempt. */
     private final CmEventType event;
@@ -71,11 +53,11 @@ public final class CmException extends IOException {
     /** "status -110: ETIMEDOUT, Connection timed out", "status 8: IB CM reject reason INVALID_SERVICE_ID". */
     static String describe(CmEventType event, int status) {
         if (status < 0) {
-            String name = ERRNO_NAMES.get(-status);
+            String name = Errno.name(-status);
             return "status " + status + ": " + (name == null ? "errno " + -status : name) + ", " + strerror(-status);
         }
         if (event == CmEventType.REJECTED && status > 0) {
-            String name = status < REJECT_REASONS.length ? REJECT_REASONS[status] : null;
+            String name = IbCm.rejectReason(status);
             return "status " + status + ": IB CM reject reason " + (name == null ? "unknown" : name);
         }
         return "status " + status;
@@ -87,10 +69,10 @@ public final class CmException extends IOException {
             case REJECTED -> switch (status) {
                 case REJECT_INVALID_SERVICE_ID -> ": no listener on that port (the peer's CM knows no such service)";
                 case REJECT_CONSUMER_DEFINED -> ": rejected by the peer (rdma_reject)";
-                case -111 -> ": refused by the peer, or no listener on that port";
+                case -Errno.ECONNREFUSED -> ": refused by the peer, or no listener on that port";
                 default -> "";
             };
-            case UNREACHABLE -> status == -110
+            case UNREACHABLE -> status == -Errno.ETIMEDOUT
                     ? ": no answer to the connect request (no host at that address, or no RDMA device on it)"
                     : ": the peer cannot be reached";
             case ADDR_ERROR -> ": address resolution (rdma_resolve_addr) failed";

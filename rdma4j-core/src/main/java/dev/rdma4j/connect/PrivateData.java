@@ -1,5 +1,6 @@
 package dev.rdma4j.connect;
 
+import dev.rdma4j.internal.ffi.IbCm;
 import java.util.Arrays;
 
 /**
@@ -21,11 +22,11 @@ import java.util.Arrays;
  */
 final class PrivateData {
     /** {@code rdma_connect}'s room on IB/RoCE (IB CM REQ private data less rdma_cm's header). */
-    static final int CONNECT = 56;
+    static final int CONNECT = IbCm.RDMA_CONNECT_PRIVATE_DATA_SIZE;
     /** {@code rdma_accept}'s room on IB/RoCE (IB CM REP private data). */
-    static final int ACCEPT = 196;
+    static final int ACCEPT = IbCm.IB_CM_REP_PRIVATE_DATA_SIZE;
     /** {@code rdma_reject}'s room on IB/RoCE (IB CM REJ private data). */
-    static final int REJECT = 148;
+    static final int REJECT = IbCm.IB_CM_REJ_PRIVATE_DATA_SIZE;
     static final int TRAILER = 4;
 
     private PrivateData() {

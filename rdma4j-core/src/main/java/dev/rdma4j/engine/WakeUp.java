@@ -54,7 +54,7 @@ final class WakeUp {
             return;
         }
         try {
-            Libc.write(fd, one, 8);
+            Libc.write(fd, one, one.byteSize()); // eventfd's uint64_t counter
             writes.incrementAndGet();
         } finally {
             exit();
@@ -63,7 +63,7 @@ final class WakeUp {
 
     /** The engine's thread took the wake-up: the counter is drained, and the next wake-up is written again. */
     void consume() {
-        Libc.read(fd, read, 8);
+        Libc.read(fd, read, read.byteSize());
         pending.set(false); // before the tasks run: a task queued after this writes a new wake-up
     }
 

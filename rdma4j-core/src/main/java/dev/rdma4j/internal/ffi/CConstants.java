@@ -1,5 +1,8 @@
 package dev.rdma4j.internal.ffi;
 
+import java.lang.reflect.Field;
+import java.lang.reflect.Modifier;
+import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -7,7 +10,7 @@ import java.util.List;
  * ibv_qp_attr_mask} bits), each named as in C, and {@link #all()}: every C constant of {@code internal.ffi} with the C
  * expression gcc evaluates for it, which {@code LayoutConformanceTest} compiles and compares (the errnos of
  * {@code <errno.h>}, epoll, eventfd, fcntl and poll flags, the work requests' opcodes and send flags, the QP
- * attribute mask, rdma_cm's port space).
+ * attribute mask, rdma_cm's port space, and every constant of {@link CEnums} and {@link Errno}).
  *
  * <p>Threading: constants only.
  */
@@ -16,13 +19,13 @@ public final class CConstants {
     }
 
     /** {@code EINVAL}: an invalid argument (a post in the wrong state, too many SGEs or inline bytes). */
-    public static final int EINVAL = 22;
+    public static final int EINVAL = Errno.EINVAL;
     /** {@code ENODATA}: an empty GID table entry. */
-    public static final int ENODATA = 61;
+    public static final int ENODATA = Errno.ENODATA;
     /** {@code EIO}: what a failed {@code ibv_poll_cq} is reported as when it gives no errno of its own. */
-    public static final int EIO = 5;
+    public static final int EIO = Errno.EIO;
     /** {@code ENODEV}: no such device. */
-    public static final int ENODEV = 19;
+    public static final int ENODEV = Errno.ENODEV;
     /** {@code EOVERFLOW}: the provider granted more than rdma4j can hold. */
     public static final int EOVERFLOW = 75;
 
@@ -65,11 +68,12 @@ public final class CConstants {
     public static final int IBV_QP_QUERY_ALL = (IBV_QP_DEST_QPN << 1) - 1;
 
     /**
-     * Every C constant of this package and the C expression whose value gcc must give it.
+     * The C constants of this package outside {@link CEnums} and {@link Errno}, each with the C expression whose value
+     * gcc must give it.
      *
-     * @return pairs {C expression, Java value (Long or Integer)}
+     * @return pairs {C expression, Java value (Long)}
      */
-    public static List<Object[]> all() {
+    static List<Object[]> constants() {
         return List.of(
                 c("EINTR", Libc.EINTR), c("EAGAIN", Libc.EAGAIN), c("ENOMEM", Libc.ENOMEM), c("EINVAL", EINVAL),
                 c("ENODATA", ENODATA), c("EIO", EIO), c("ENODEV", ENODEV), c("EOVERFLOW", EOVERFLOW),
@@ -96,9 +100,30 @@ public final class CConstants {
                 c("IBV_QP_DEST_QPN", IBV_QP_DEST_QPN),
                 c("(IBV_QP_DEST_QPN << 1) - 1", IBV_QP_QUERY_ALL),
                 c("IBV_SRQ_MAX_WR", AhSrqCqAttrs.IBV_SRQ_MAX_WR), c("IBV_SRQ_LIMIT", AhSrqCqAttrs.IBV_SRQ_LIMIT),
-                c("RDMA_PS_TCP", RdmaCm.RDMA_PS_TCP), c("IBV_GID_TYPE_IB", DeviceVerbs.GID_TYPE_IB),
-                c("IBV_GID_TYPE_ROCE_V1", DeviceVerbs.GID_TYPE_ROCE_V1),
-                c("IBV_GID_TYPE_ROCE_V2", DeviceVerbs.GID_TYPE_ROCE_V2));
+                c("RDMA_PS_TCP", RdmaCm.RDMA_PS_TCP));
+    }
+
+    /**
+     * {@link #constants()} and every constant of {@link CEnums} and {@link Errno} by its field's name (which is its C
+     * name), and every entry of {@link Errno}'s name table: the list {@code LayoutConformanceTest} has gcc evaluate.
+     *
+     * @return pairs {C expression, Java value (Long)}
+     */
+    public static List<Object[]> all() {
+        List<Object[]> all = new ArrayList<>(constants());
+        for (Class<?> c : List.of(CEnums.class, Errno.class)) {
+            for (Field f : c.getFields()) {
+                if (Modifier.isStatic(f.getModifiers()) && f.getType() == int.class) {
+                    try {
+                        all.add(c(f.getName(), f.getInt(null)));
+                    } catch (IllegalAccessException e) {
+                        throw new AssertionError(e);
+                    }
+                }
+            }
+        }
+        all.addAll(Errno.NAMED);
+        return all;
     }
 
     private static Object[] c(String expression, long value) {

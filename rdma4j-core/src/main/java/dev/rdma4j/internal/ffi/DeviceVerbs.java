@@ -98,11 +98,6 @@ public final class DeviceVerbs {
     public record GidInfo(int port, int index, byte[] raw, int gidType, int ndevIfindex) {
     }
 
-    /** {@code IBV_GID_TYPE_IB}, {@code IBV_GID_TYPE_ROCE_V1}, {@code IBV_GID_TYPE_ROCE_V2} (checked by gcc). */
-    public static final int GID_TYPE_IB = 0;
-    public static final int GID_TYPE_ROCE_V1 = 1;
-    public static final int GID_TYPE_ROCE_V2 = 2;
-
     private static H h() {
         Libibverbs.ensureLoaded(); // a clean RdmaUnavailableException, never an ExceptionInInitializerError
         return null;
@@ -419,9 +414,10 @@ public final class DeviceVerbs {
                 Integer.toString(index));
         try {
             String t = Files.readString(p).trim();
-            return t.equals("RoCE v2") ? GID_TYPE_ROCE_V2 : t.contains("RoCE") ? GID_TYPE_ROCE_V1 : GID_TYPE_IB;
+            return t.equals("RoCE v2") ? CEnums.IBV_GID_TYPE_ROCE_V2
+                    : t.contains("RoCE") ? CEnums.IBV_GID_TYPE_ROCE_V1 : CEnums.IBV_GID_TYPE_IB;
         } catch (IOException e) {
-            return GID_TYPE_IB;
+            return CEnums.IBV_GID_TYPE_IB;
         }
     }
 }

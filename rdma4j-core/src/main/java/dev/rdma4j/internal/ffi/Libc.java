@@ -31,10 +31,10 @@ public final class Libc {
     public static final int F_GETFL = 3;
     public static final int F_SETFL = 4;
     public static final int O_NONBLOCK = 0x800;
-    public static final int EAGAIN = 11;
+    public static final int EAGAIN = Errno.EAGAIN;
     /** {@code ENOMEM}: out of memory. */
-    public static final int ENOMEM = 12;
-    public static final int EINTR = 4;
+    public static final int ENOMEM = Errno.ENOMEM;
+    public static final int EINTR = Errno.EINTR;
     public static final int POLLIN = 0x1;
 
     /** {@code struct pollfd}. */

@@ -191,8 +191,26 @@ public final class ResourceVerbs {
         }
     }
 
-    /** Reads a u32 member of a verbs struct (lkey, rkey, qp_num, cqe, fd ...). */
-    public static int u32(MemorySegment s, java.lang.foreign.MemoryLayout layout, String member) {
-        return s.get(JAVA_INT, CLayouts.offset(layout, member));
+    private static final long MR_LKEY = CLayouts.offset(Structs.IBV_MR, "lkey");
+    private static final long MR_RKEY = CLayouts.offset(Structs.IBV_MR, "rkey");
+
+    /**
+     * A registered region's local key.
+     *
+     * @param mr the {@code struct ibv_mr}
+     * @return its {@code lkey}
+     */
+    public static int mrLkey(MemorySegment mr) {
+        return mr.get(JAVA_INT, MR_LKEY);
+    }
+
+    /**
+     * A registered region's remote key.
+     *
+     * @param mr the {@code struct ibv_mr}
+     * @return its {@code rkey}
+     */
+    public static int mrRkey(MemorySegment mr) {
+        return mr.get(JAVA_INT, MR_RKEY);
     }
 }

@@ -32,6 +32,24 @@ public final class Structs {
             struct("struct global", BE64.withName("subnet_prefix"), BE64.withName("interface_id"))
                     .withName("global"));
 
+    /** {@code sizeof(union ibv_gid)}. */
+    public static final int GID_BYTES = (int) IBV_GID.byteSize();
+
+    /** {@code struct ibv_grh}: the global route header at the head of every UD receive buffer. */
+    public static final StructLayout IBV_GRH = struct("struct ibv_grh",
+            U32.withName("version_tclass_flow"),
+            U16.withName("paylen"),
+            U8.withName("next_hdr"),
+            U8.withName("hop_limit"),
+            IBV_GID.withName("sgid"),
+            IBV_GID.withName("dgid"));
+    /** {@code sizeof(struct ibv_grh)} as a compile-time constant, for the API's {@code GlobalRouteHeader.BYTES}. */
+    public static final int GRH_BYTES = 40;
+    /** {@code offsetof(struct ibv_grh, sgid)}. */
+    public static final int GRH_SGID_OFFSET = (int) CLayouts.offset(IBV_GRH, "sgid");
+    /** {@code offsetof(struct ibv_grh, dgid)}. */
+    public static final int GRH_DGID_OFFSET = (int) CLayouts.offset(IBV_GRH, "dgid");
+
     public static final StructLayout IBV_DEVICE = struct("struct ibv_device",
             struct("struct _ibv_device_ops", pointers("_dummy1", "_dummy2")).withName("_ops"),
             INT.withName("node_type"),
@@ -332,7 +350,7 @@ public final class Structs {
 
     /** Every layout the conformance test compares with gcc. */
     public static List<MemoryLayout> all() {
-        return List.of(IBV_GID, IBV_DEVICE, IBV_CONTEXT_OPS, IBV_CONTEXT, IBV_DEVICE_ATTR, IBV_PORT_ATTR,
+        return List.of(IBV_GID, IBV_GRH, IBV_DEVICE, IBV_CONTEXT_OPS, IBV_CONTEXT, IBV_DEVICE_ATTR, IBV_PORT_ATTR,
                 IBV_GID_ENTRY, IBV_PD, IBV_MR, IBV_COMP_CHANNEL, IBV_CQ, IBV_QP, IBV_QP_CAP, IBV_QP_INIT_ATTR,
                 IBV_GLOBAL_ROUTE, IBV_AH_ATTR, IBV_QP_ATTR, IBV_WC, IBV_SGE, IBV_SEND_WR, IBV_RECV_WR, IBV_AH,
                 IBV_SRQ, IBV_SRQ_ATTR, IBV_SRQ_INIT_ATTR, IBV_ASYNC_EVENT);
@@ -346,6 +364,7 @@ public final class Structs {
                 new Object[] {"offsetof(struct verbs_context, query_port)", VERBS_CONTEXT_QUERY_PORT_OFFSET},
                 new Object[] {"sizeof(struct verbs_context)", VERBS_CONTEXT_CONTEXT_OFFSET + IBV_CONTEXT.byteSize()},
                 new Object[] {"sizeof(size_t)", SIZE_T.byteSize()},
+                new Object[] {"sizeof(struct ibv_grh)", (long) GRH_BYTES},
                 new Object[] {"POLLIN", (long) Libc.POLLIN});
     }
 }
