@@ -98,10 +98,9 @@ class ArchitectureTest {
     }
 
     @Test
-    void noClassOfTheCoreIsOverSevenHundredLinesBeyondTheKnownThree() throws IOException {
+    void noClassOfTheCoreIsOverSevenHundredLinesBeyondTheKnownTwo() throws IOException {
         // ratchet (issue 31): these may shrink, never grow; every other class stays within 700 lines
-        Map<String, Integer> known = Map.of("AsyncQueuePair.java", 816, "RdmaConnection.java", 1252,
-                "QueuePair.java", 1081);
+        Map<String, Integer> known = Map.of("AsyncQueuePair.java", 816, "QueuePair.java", 1081);
         Map<String, Integer> over = new TreeMap<>();
         try (Stream<Path> files = Files.walk(Path.of("src/main/java"))) {
             for (Path f : (Iterable<Path>) files.filter(p -> p.toString().endsWith(".java"))::iterator) {
