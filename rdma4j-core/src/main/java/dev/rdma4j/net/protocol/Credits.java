@@ -110,6 +110,20 @@ public final class Credits {
     }
 
     /**
+     * For the last message this side sends (a close): spends any control credit, else a data credit; nothing is kept
+     * back, as nothing follows.
+     *
+     * @return as {@link #spendMark}
+     */
+    public int spendLastMark() {
+        if (controlCredits > 0) {
+            controlCredits--;
+            return Immediate.CONTROL;
+        }
+        return spendMark(true);
+    }
+
+    /**
      * The immediate of a message about to go (its credit spent): hands over the credits and reads owed, as many as one
      * immediate holds (the rest stays owed), with {@code flags}.
      *
@@ -168,6 +182,15 @@ public final class Credits {
     public boolean creditMessageDue() {
         return readsDoneOwed > 0
                 || dataGrantsOwed > 0 && (dataGrantsOwed >= Math.max(1, dataReceives / 2) || peerCredits <= 0);
+    }
+
+    /**
+     * Whether data credits are owed to the peer (receives posted again and not yet granted).
+     *
+     * @return true if some are
+     */
+    public boolean owesData() {
+        return dataGrantsOwed > 0;
     }
 
     /**
