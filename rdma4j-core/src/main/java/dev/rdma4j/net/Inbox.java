@@ -196,7 +196,7 @@ final class Inbox {
                 received((int) tag, batch.hasImmediate(index) ? batch.immediateData(index) : 0,
                         batch.byteLength(index));
             } else {
-                end(receiveFailure(new WorkRequestException("receive", batch.get(index))));
+                failed(new WorkRequestException("receive", batch.get(index)));
             }
         }
 
@@ -205,9 +205,19 @@ final class Inbox {
             if ((tag & Outbox.SEND) != 0) {
                 outbox.sent(tag, reason);
             } else {
-                end(receiveFailure(reason));
+                failed(reason);
             }
         }
+    }
+
+    /**
+     * A receive failed: receiving ends, and so does sending (the queue pair is in ERROR: no credit comes any more, the
+     * sends waiting for one fail).
+     */
+    private void failed(Throwable e) {
+        Throwable why = receiveFailure(e);
+        end(why);
+        outbox.stop(why);
     }
 
     /**
@@ -228,7 +238,7 @@ final class Inbox {
     void receivedShared(ReceivePool pool, Message.Release release, WorkCompletion wc) {
         if (!wc.isSuccess()) {
             pool.release(wc.wrId());
-            end(receiveFailure(new WorkRequestException("receive", wc)));
+            failed(new WorkRequestException("receive", wc));
             return;
         }
         int imm = wc.hasImmediate() ? wc.immediateData() : 0;

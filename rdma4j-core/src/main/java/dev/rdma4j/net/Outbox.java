@@ -64,8 +64,8 @@ final class Outbox {
     private volatile List<Failed> toFail;
     /** Whether this side's receives were granted: credit messages may go. */
     private boolean started;
-    /** Whether nothing more is posted (a post failed, or the close is past its linger). */
-    private boolean stopped;
+    /** Why nothing more is posted (a post or a request failed, the peer left, the close is past its linger), or null. */
+    private Throwable stopped;
     private MemoryRegion region;
     private AsyncQueuePair aq;
     private CompletionQueue sendCq;
@@ -124,6 +124,10 @@ final class Outbox {
         CompletableFuture<Void> result = new CompletableFuture<>();
         lock.lock();
         try {
+            if (stopped != null) {
+                result.completeExceptionally(stopped);
+                return result;
+            }
             if (!slots.hasFree() || !pending.isEmpty()) {
                 pending.add(new PendingSend(copyOf(data), result));
                 return result;
@@ -144,11 +148,16 @@ final class Outbox {
 
     /**
      * {@code RdmaConnection.send}: copies {@code data} into a free buffer (posted now or when a credit comes) and
-     * returns null, or, with every buffer taken, queues a copy and returns the future of its acknowledgement.
+     * returns null, or, with every buffer taken, queues a copy and returns the future of its acknowledgement. Once
+     * sending stopped, returns null at once (a failure is the caller's to report; after the peer left, the message
+     * is lost, as a socket's write after the peer's end returns).
      */
     CompletableFuture<Void> sendOrWait(MemorySegment data) {
         lock.lock();
         try {
+            if (stopped != null) {
+                return null;
+            }
             if (slots.hasFree() && pending.isEmpty()) {
                 int slot = fill(data);
                 inFlight[slot] = null;
@@ -226,14 +235,14 @@ final class Outbox {
      * a message of credits only if the peer may be out of them. Allocates nothing.
      */
     private void pump() {
-        while (!stopped && !pending.isEmpty() && slots.hasFree()) {
+        while (stopped == null && !pending.isEmpty() && slots.hasFree()) {
             PendingSend p = pending.poll();
             int slot = fill(p.data()); // a copy on the heap: cannot fail
             inFlight[slot] = p.result();
             futureSends++;
             engine.expect(sendCq);
         }
-        while (!stopped && slots.hasStaged() && credits.canSendData()) {
+        while (stopped == null && slots.hasStaged() && credits.canSendData()) {
             int slot = slots.post();
             credits.spendData();
             Throwable e = post((long) slot * size, lengths[slot], SEND | slot, credits.takeGrants(0));
@@ -242,7 +251,7 @@ final class Outbox {
                 return;
             }
         }
-        if (started && !stopped && credits.creditMessageDue()) {
+        if (started && stopped == null && credits.creditMessageDue()) {
             int spend = credits.spendMark(false);
             if (spend >= 0) {
                 Throwable e = post(0, 0, CREDIT, credits.takeGrants(spend));
@@ -283,7 +292,9 @@ final class Outbox {
 
     /** Fails the staged sends and those waiting for a buffer with {@code cause} (lock held); nothing more goes. */
     private void abandonAll(Throwable cause) {
-        stopped = true;
+        if (stopped == null) {
+            stopped = cause;
+        }
         while (slots.hasStaged()) {
             abandon(slots.post(), cause);
         }
@@ -347,16 +358,23 @@ final class Outbox {
      * buffer.
      */
     void sent(long tag, Throwable e) {
-        if (e instanceof WorkRequestException && !Inbox.isFlush(e) && failure == null) {
+        boolean broken = e instanceof WorkRequestException && !Inbox.isFlush(e);
+        if (broken && failure == null) {
             failure = e; // the queue pair went to ERROR because of this: its receives flush next
         }
         if (tag == CREDIT) {
+            if (broken) {
+                stop(e);
+            }
             return;
         }
         int slot = (int) tag;
         CompletableFuture<Void> result;
         lock.lock();
         try {
+            if (broken) {
+                abandonAll(e); // nothing more goes: the staged and waiting sends fail with it
+            }
             result = inFlight[slot];
             inFlight[slot] = null;
             if (result == null) {
@@ -436,7 +454,10 @@ final class Outbox {
         }
     }
 
-    /** The close, past its linger: nothing more is posted; staged sends fail with {@code cause}. */
+    /**
+     * Nothing more is posted (the close past its linger, the peer gone, the queue pair failed): staged sends and those
+     * waiting for a buffer fail with {@code cause}, later ones too ({@code send} returns).
+     */
     void stop(Throwable cause) {
         lock.lock();
         try {

@@ -281,6 +281,10 @@ public final class RdmaConnection implements AutoCloseable {
             return;
         }
         peerGone = true;
+        Outbox out = outbox;
+        if (out != null) { // no credit comes any more: the sends waiting for one fail
+            out.stop(new EOFException("the peer closed the connection " + name + " before the message was sent"));
+        }
         QueuePair q = qp;
         if (q != null && cm == null) {
             try {
