@@ -7,4 +7,5 @@ module dev.rdma4j {
     exports dev.rdma4j.connect;
     exports dev.rdma4j.engine;
     exports dev.rdma4j.net;
+    exports dev.rdma4j.net.protocol;
 }

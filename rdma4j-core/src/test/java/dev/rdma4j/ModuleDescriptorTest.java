@@ -7,7 +7,7 @@ import java.lang.module.ModuleFinder;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 
-/** The compiled module: one module, the API packages exported, the FFM plumbing hidden, no dependencies. */
+/** The compiled module: one module, the API packages (and the wire protocol rdma4j-netty shares) exported, the FFM plumbing hidden, no dependencies. */
 class ModuleDescriptorTest {
 
     @Test
@@ -16,7 +16,7 @@ class ModuleDescriptorTest {
         ModuleDescriptor d = ModuleFinder.of(classes).find("dev.rdma4j").orElseThrow().descriptor();
         assertThat(d.exports()).extracting(ModuleDescriptor.Exports::source)
                 .containsExactlyInAnyOrder("dev.rdma4j", "dev.rdma4j.connect", "dev.rdma4j.engine",
-                        "dev.rdma4j.net");
+                        "dev.rdma4j.net", "dev.rdma4j.net.protocol");
         assertThat(d.exports()).allMatch(e -> !e.isQualified());
         assertThat(d.packages()).contains("dev.rdma4j.internal.ffi");
         assertThat(d.requires()).extracting(ModuleDescriptor.Requires::name).containsExactly("java.base");

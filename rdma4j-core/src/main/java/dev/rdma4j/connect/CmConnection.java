@@ -234,6 +234,15 @@ public final class CmConnection implements AutoCloseable {
         return ms % 1000 == 0 ? ms / 1000 + " s" : ms + " ms";
     }
 
+    /** The setup's {@link ConnectionSetup#rnrRetryCount()}, checked. */
+    private static int rnrRetryCount(ConnectionSetup setup) {
+        int n = setup.rnrRetryCount();
+        if (n < 0 || n > 7) {
+            throw new IllegalArgumentException("ConnectionSetup.rnrRetryCount() must be 0 to 7: " + n);
+        }
+        return n;
+    }
+
     /** The setup's {@link ConnectionSetup#retryCount()}, checked. */
     private static int retryCount(ConnectionSetup setup) {
         int n = setup.retryCount();
@@ -267,7 +276,8 @@ public final class CmConnection implements AutoCloseable {
             int depth = c.readDepth(setup);
             c.id.run("rdma_accept", i -> {
                 try (Arena a = Arena.ofConfined()) {
-                    RdmaCm.accept(i, RdmaCm.connParam(a, framed, depth, depth, retryCount(setup), 7));
+                    RdmaCm.accept(i, RdmaCm.connParam(a, framed, depth, depth, retryCount(setup),
+                            rnrRetryCount(setup)));
                 }
             });
         } catch (VerbsException | RuntimeException e) {
@@ -343,7 +353,8 @@ public final class CmConnection implements AutoCloseable {
                             + " or it does not answer";
                     id.run("rdma_connect", i -> {
                         try (Arena a = Arena.ofConfined()) {
-                            RdmaCm.connect(i, RdmaCm.connParam(a, myPrivateData, depth, depth, retryCount(setup), 7));
+                            RdmaCm.connect(i, RdmaCm.connParam(a, myPrivateData, depth, depth, retryCount(setup),
+                                    rnrRetryCount(setup)));
                         }
                     });
                 }

@@ -69,6 +69,19 @@ public interface ConnectionSetup {
     }
 
     /**
+     * How often the peer retries a send that finds no receive posted on this side (a receiver-not-ready NAK) before
+     * it fails with {@code RNR_RETRY_EXC_ERR}: the {@code rnr_retry_count} of {@code rdma_conn_param} given to
+     * {@code rdma_connect}/{@code rdma_accept} (0 to 7), which rdma_cm sets on the peer's queue pair. The default is
+     * 7, which retries for ever; a side that never lets the peer send without a posted receive (credits) asks for
+     * less, so that a bug shows as a failure rather than a hang.
+     *
+     * @return the count, 0 to 7 (7: for ever)
+     */
+    default int rnrRetryCount() {
+        return 7;
+    }
+
+    /**
      * RDMA READs and atomics that may be in flight each way: the {@code initiator_depth} and
      * {@code responder_resources} of {@code rdma_conn_param} given to {@code rdma_connect}/{@code rdma_accept}
      * (0 to 255; both sides should ask for the same). The connection asks for at most what the device allows
@@ -110,6 +123,11 @@ public interface ConnectionSetup {
             @Override
             public int retryCount() {
                 return self.retryCount();
+            }
+
+            @Override
+            public int rnrRetryCount() {
+                return self.rnrRetryCount();
             }
 
             @Override

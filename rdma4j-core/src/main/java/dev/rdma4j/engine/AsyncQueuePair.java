@@ -157,27 +157,30 @@ public final class AsyncQueuePair implements AutoCloseable {
      * @throws IllegalArgumentException if the range does not fit the region
      */
     public boolean sendTagged(MemoryRegion region, long offset, int length, long tag) throws VerbsException {
-        return sendTagged(region, offset, length, tag, false);
+        return sendTagged(region, offset, length, tag, false, false, 0);
     }
 
     /**
-     * {@link #sendTagged(MemoryRegion, long, int, long)}, solicited ({@code IBV_SEND_SOLICITED}) when
-     * {@code solicited}: the peer's receive completion then wakes a waiter armed for solicited completions only
-     * ({@link CompletionEngine#blockWhileWaiting(CompletionQueue, java.util.function.BooleanSupplier, long, boolean)}).
+     * {@link #sendTagged(MemoryRegion, long, int, long)} with immediate data ({@code IBV_WR_SEND_WITH_IMM}) for the
+     * peer's receive completion, solicited ({@code IBV_SEND_SOLICITED}) when {@code solicited}: the completion then
+     * wakes a waiter armed for solicited completions only ({@link CompletionEngine#blockWhileWaiting}).
      *
      * @param region    source
      * @param offset    offset in it
-     * @param length    bytes
+     * @param length    bytes (0 for a message of immediate data only)
      * @param tag       the caller's, given back to the handler
      * @param solicited whether the send is solicited
-     * @return as {@link #sendTagged(MemoryRegion, long, int, long)}
-     * @throws VerbsException           if {@code ibv_post_send} refused it (nothing was posted)
-     * @throws IllegalStateException    if the wrapper has no handler, or the queue pair, its CQ or the engine is
-     *                                  closed or failed
-     * @throws IllegalArgumentException if the range does not fit the region
+     * @param immediate the 32 bits the peer's completion carries
+     * @return as {@link #sendTagged(MemoryRegion, long, int, long)}, which also names the exceptions
+     * @throws VerbsException if {@code ibv_post_send} refused it (nothing was posted)
      */
-    public boolean sendTagged(MemoryRegion region, long offset, int length, long tag, boolean solicited)
+    public boolean sendTagged(MemoryRegion region, long offset, int length, long tag, boolean solicited, int immediate)
             throws VerbsException {
+        return sendTagged(region, offset, length, tag, solicited, true, immediate);
+    }
+
+    private boolean sendTagged(MemoryRegion region, long offset, int length, long tag, boolean solicited,
+            boolean withImmediate, int immediate) throws VerbsException {
         refuseTagged();
         if (!sendRoom.tryAcquire()) {
             return false;
@@ -189,12 +192,9 @@ public final class AsyncQueuePair implements AutoCloseable {
         }
         sendLock.lock();
         try {
-            send.clear();
-            send.send(id, region, offset, length);
-            if (solicited) {
-                send.solicited();
-            }
-            ACCESS.post(qp, send);
+            SendBatch one = withImmediate ? send.clear().sendWithImmediate(id, region, offset, length, immediate)
+                    : send.clear().send(id, region, offset, length);
+            ACCESS.post(qp, solicited ? one.solicited() : one);
         } catch (VerbsException | RuntimeException e) {
             if (pending.take(id) == null) {
                 return true; // a teardown took it meanwhile and told the handler: one report, as for a post

@@ -8,8 +8,8 @@ import java.lang.invoke.VarHandle;
 /**
  * A received message: a read-only view of the receive buffer it landed in. {@link #close()} gives the buffer
  * back, which posts it again for the next message ({@code ibv_post_recv}, or {@code ibv_post_srq_recv} on a
- * shared receive queue); until then that buffer receives nothing, so close every message (try-with-resources)
- * or the peer meets receiver-not-ready. The bytes are the device's until closed: keep a copy
+ * shared receive queue) and grants it to the peer; until then that buffer receives nothing, so close every
+ * message (try-with-resources) or the peer, out of credits, stops sending. The bytes are the device's until closed: keep a copy
  * ({@link #bytes()}) if they must outlive the message.
  *
  * <p>Thread-safe: {@link #close()} is idempotent and may race other threads; reading after it throws

@@ -123,12 +123,17 @@ public final class RdmaClient {
             public byte[] connectPrivateData(QueuePair queuePair) {
                 return c.regionPrivateData();
             }
+
+            @Override
+            public int rnrRetryCount() {
+                return c.rnrRetryCount(); // asked of the peer: it sends on credits
+            }
         };
         // rdma_cm's own deadline covers the whole connect; this wait only outlasts it
         // established() runs on the engine thread as ESTABLISHED is handled, before a disconnect that follows;
         // the wait is on that dependent future, which may be cancelled without touching the connect's own;
         // rdma_cm's deadline covers the whole connect, this wait only outlasts it
-        RdmaConnection.await(CmConnection.connectAsync(channel, address, setup, new byte[0], options.timeout())
+        Waits.await(CmConnection.connectAsync(channel, address, setup, new byte[0], options.timeout())
                 .thenApply(c::established), options.timeout().plusSeconds(5), "connect",
                 () -> new SocketTimeoutException("connecting to " + address + " took over " + options.timeout()));
     }

@@ -5,23 +5,28 @@ import dev.rdma4j.CompletionQueue;
 import dev.rdma4j.MemoryRegion;
 import dev.rdma4j.ProtectionDomain;
 import dev.rdma4j.QpEndpoint;
+import dev.rdma4j.QpState;
 import dev.rdma4j.QpType;
 import dev.rdma4j.QueuePair;
 import dev.rdma4j.ReceivePool;
 import dev.rdma4j.RemoteRegion;
-import dev.rdma4j.SharedReceiveQueue;
+import dev.rdma4j.RtrAttributes;
+import dev.rdma4j.RtsAttributes;
 import dev.rdma4j.VerbsException;
 import dev.rdma4j.WorkCompletion;
 import dev.rdma4j.WorkCompletions;
 import dev.rdma4j.connect.CmConnection;
 import dev.rdma4j.connect.EndpointExchange;
 import dev.rdma4j.engine.AsyncQueuePair;
+import dev.rdma4j.engine.BlockingQueuePair;
 import dev.rdma4j.engine.CompletionEngine;
 import dev.rdma4j.engine.RequestHandler;
 import dev.rdma4j.engine.WorkRequestException;
 import dev.rdma4j.engine.WorkRequestTimeoutException;
 import dev.rdma4j.internal.EngineThreads;
 import dev.rdma4j.internal.Timeouts;
+import dev.rdma4j.net.protocol.Credits;
+import dev.rdma4j.net.protocol.Immediate;
 import java.io.EOFException;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
@@ -33,7 +38,6 @@ import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.nio.channels.AsynchronousCloseException;
 import java.time.Duration;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CancellationException;
@@ -43,7 +47,6 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * A reliable connection (RC) with its buffers, from {@link RdmaClient#connect} or {@link RdmaServer#accept}:
@@ -54,6 +57,16 @@ import java.util.concurrent.locks.ReentrantLock;
  * timeout, or a {@link Duration}); the verbs stay reachable underneath ({@link #queuePair()},
  * {@link #asyncQueuePair()}, {@link #protectionDomain()}).
  *
+ * <p><b>Flow control.</b> Messages follow the protocol of {@code dev.rdma4j.net.protocol}, rdma4j-netty's too: each
+ * goes as a SEND WITH IMMEDIATE only on a credit, a receive the peer posted and granted (in the immediate of one of
+ * its messages, or of a message of credits only); a message without a credit waits in its send buffer, in order.
+ * So a message never finds the peer without a posted receive, and receiver-not-ready (RNR) does not happen in normal
+ * operation: the queue pair retries an RNR NAK a bounded number of times ({@code rnr_retry} {@value #RNR_RETRY}, not
+ * 7, which retries for ever), so a bug fails the connection rather than hanging it. A server's shared receive queue
+ * ({@link RdmaOptions#sharedReceiveQueue()}) is the exception: its clients together may outrun the pool their credits
+ * come from, so the peers of such a server keep retrying for ever there (rdma_cm sets the count the receiver asks
+ * for; with {@link RdmaOptions.Exchange#TCP} each side sets its own, and a client cannot tell).
+ *
  * <p><b>Ending.</b> When the peer closes, messages it sent before are still received, then {@link #receive}
  * throws {@link EOFException}. {@link #close()} disconnects and frees everything the connection made (and,
  * for a client, its engine and device); receives waiting in other threads fail with
@@ -63,12 +76,16 @@ import java.util.concurrent.locks.ReentrantLock;
  * engine's, or a caller's that waits in a blocking method (it polls the connection's CQ itself, asleep on the CQ's
  * own completion channel in event mode, spinning with {@link RdmaOptions#busyPoll()}), or, as it fails them, the
  * thread that closes. Continuations attached to them must not block, and the blocking methods and {@link #close()}
- * refuse to run there. Sends are posted in the order they were called (those
- * beyond the send buffers wait, copied, in order).
+ * refuse to run there. Sends are posted in the order they were called (those beyond the send buffers wait, copied,
+ * in order).
  */
 public final class RdmaConnection implements AutoCloseable {
-    /** Send queue room beyond the send buffers, for writes, reads and the caller's own requests. */
+    /** Send queue room beyond the send buffers, for credit messages, writes, reads and the caller's own requests. */
     private static final int EXTRA_SENDS = 16;
+    /** RNR retries of a queue pair whose sends go on credits (the peer's receive is posted): finite. */
+    static final int RNR_RETRY = 6;
+    /** RNR retries toward a shared receive queue, whose clients may outrun its pool together: for ever. */
+    private static final int RNR_RETRY_FOREVER = 7;
 
     private final RdmaOptions options;
     private final CompletionEngine engine;
@@ -77,69 +94,27 @@ public final class RdmaConnection implements AutoCloseable {
     private final int size;
     /** What the connection made and closes after its queue pair, newest last (guarded by itself). */
     private final List<AutoCloseable> owned = new ArrayList<>();
-    private final ReentrantLock lock = new ReentrantLock();
-    /** Received, not yet taken (guarded by lock); non-empty only while {@link #waiters} is empty. */
-    private final ArrayDeque<Message> inbox = new ArrayDeque<>();
-    /** {@link #inbox}'s size, for a busy-polling receiver's look without the lock (written under it). */
-    private volatile int queued;
-    private final ArrayDeque<CompletableFuture<Message>> waiters = new ArrayDeque<>();
-    /** {@link #waiters}' size, for a look without the lock (written under it). */
-    private volatile int awaited;
-    /** Signalled when a message goes to the inbox while a blocking receiver waits, and when receiving ends. */
-    private final java.util.concurrent.locks.Condition arrived = lock.newCondition();
-    /** Blocking receivers waiting on {@link #arrived} (guarded by lock). */
-    private volatile int sleepers;
-    /** Why receiving ended, once it did (written under lock). */
-    private volatile Throwable ended;
-    /** Whether a blocking receiver may stop polling: a message, the end, or the close (made once). */
-    private final java.util.function.BooleanSupplier receivable = this::receivable;
+    private final Inbox inbox;
+    private Outbox outbox;
     private final AtomicBoolean closed = new AtomicBoolean();
     private volatile boolean peerGone;
-    /** A send, write or read that failed other than by a flush: the queue pair is in error because of it. */
-    private volatile Throwable failure;
     /** The CQ receives complete on: the connection's own, or the server's shared one. */
     private volatile CompletionQueue recvCq;
     /** The CQ sends complete on: the connection's own. */
     private volatile CompletionQueue sendCq;
-    private final ReentrantLock sendLock = new ReentrantLock();
-    /** Free send buffers, a stack (guarded by sendLock). */
-    private int[] freeSlots;
-    private int free;
-    /**
-     * The future of the send in each buffer (guarded by sendLock): {@link #sendAsync}'s, or a blocking send's that
-     * waited for a buffer; null for a send that {@link #send} returned for (counted in {@link #unacknowledged}).
-     */
-    private CompletableFuture<Void>[] inFlight;
-    /** Sends waiting for a buffer, in call order (guarded by sendLock). */
-    private final ArrayDeque<PendingSend> pending = new ArrayDeque<>();
-    /** Sends that {@link #send} returned for before they were acknowledged (guarded by sendLock). */
-    private int unacknowledged;
-    /** Sends in flight with a future ({@link #sendAsync}, a send that waited for a buffer; written under sendLock). */
-    private volatile int futureSends;
-    /** Signalled when {@link #unacknowledged} drops to 0, for {@link #close()}'s linger. */
-    private final java.util.concurrent.locks.Condition allAcknowledged = sendLock.newCondition();
-    /** Gives a delivered message's buffer back ({@link #repost}); made once. */
-    private final Message.Release reposter = this::repost;
-    /** The tag of a send's buffer (a receive's is its buffer's index). */
-    private static final long SEND = 1L << 32;
 
     private ProtectionDomain pd;
     private MemoryRegion sendRegion;
-    private MemoryRegion recvRegion;
-    /** A read-only view of each receive buffer: a message's is a slice of it (one object, not two). */
-    private MemorySegment[] receiveViews;
     private MemoryRegion exposed;
     private RdmaServer.SharedReceive shared;
     private volatile QueuePair qp;
     private volatile AsyncQueuePair aq;
+    /** The blocking view with the options' timeout, for {@link #write} and {@link #read}: made once. */
+    private volatile BlockingQueuePair blocking;
     private volatile CmConnection cm;
     private volatile Socket socket;
     private volatile RemoteRegion peerRegion;
     private volatile InetSocketAddress peerAddress;
-
-    /** A send waiting for a buffer. */
-    private record PendingSend(MemorySegment data, CompletableFuture<Void> result) {
-    }
 
     RdmaConnection(RdmaOptions options, CompletionEngine engine, String name, Runnable onClose) {
         this.options = options;
@@ -147,6 +122,7 @@ public final class RdmaConnection implements AutoCloseable {
         this.name = name;
         this.onClose = onClose;
         this.size = options.messageSize();
+        this.inbox = new Inbox(this, engine, options, name);
     }
 
     /** Takes {@code resource} to close with the connection; closes it at once if the connection closed. */
@@ -169,32 +145,22 @@ public final class RdmaConnection implements AutoCloseable {
 
     /**
      * Allocates the buffers and the completion queue on {@code pd} and describes the queue pair: receives on
-     * a receive queue of its own, or on the server's shared one.
+     * a receive queue of its own (the data receives and {@link Credits#CONTROL_RECEIVES} more for messages of credits
+     * only), or on the server's shared one.
      */
     dev.rdma4j.QueuePairBuilder allocate(ProtectionDomain pd, RdmaServer.SharedReceive shared) throws VerbsException {
         this.pd = pd;
         this.shared = shared;
         int sends = options.sendBuffers();
         sendRegion = own(pd.allocate((long) sends * size, AccessFlag.LOCAL_WRITE));
-        freeSlots = new int[sends];
-        @SuppressWarnings({"unchecked", "rawtypes"})
-        CompletableFuture<Void>[] results = new CompletableFuture[sends];
-        inFlight = results;
-        for (int i = 0; i < sends; i++) {
-            freeSlots[i] = sends - 1 - i;
-        }
-        free = sends;
+        outbox = new Outbox(engine, name, size, sends, options.receiveBuffers());
         if (options.exposedBytes() > 0) {
             exposed = own(pd.allocate(options.exposedBytes(), AccessFlag.LOCAL_WRITE, AccessFlag.REMOTE_READ,
                     AccessFlag.REMOTE_WRITE));
         }
         if (shared == null) {
-            int receives = options.receiveBuffers();
-            recvRegion = own(pd.allocate((long) receives * size, AccessFlag.LOCAL_WRITE));
-            receiveViews = new MemorySegment[receives];
-            for (int i = 0; i < receives; i++) {
-                receiveViews[i] = recvRegion.segment().asSlice((long) i * size, size).asReadOnly();
-            }
+            int receives = options.receiveBuffers() + Credits.CONTROL_RECEIVES;
+            inbox.buffers(own(pd.allocate((long) receives * size, AccessFlag.LOCAL_WRITE)));
             // room for twice the send queue: a device may grant more than asked, and the caller's own requests
             // a channel of its own: a blocking receive sleeps on it and polls the CQ itself (no engine hand-off)
             CompletionQueue cq = own(engine.createCompletionQueueWithOwnChannel(pd.context(),
@@ -210,54 +176,38 @@ public final class RdmaConnection implements AutoCloseable {
                 .sharedReceiveQueue(shared.srq()).capacity(sends + EXTRA_SENDS, 1);
     }
 
+    /**
+     * The RNR retries this side asks of the peer (rdma_cm's {@code rnr_retry_count}): bounded, as the peer sends on
+     * credits only, except toward a shared receive queue.
+     */
+    int rnrRetryCount() {
+        return shared == null ? RNR_RETRY : RNR_RETRY_FOREVER;
+    }
+
     /** With the queue pair made (INIT or later): drive it through the engine and post the receives. */
     void prepare(QueuePair queuePair) throws VerbsException {
         qp = queuePair;
-        aq = engine.wrap(queuePair, new Requests());
+        aq = engine.wrap(queuePair, inbox.new Requests());
+        blocking = aq.blocking(options.timeout());
+        outbox.attach(sendRegion, aq, sendCq);
+        inbox.attach(aq, outbox);
         if (shared != null) {
             shared.attach(queuePair.qpNumber(), this);
-        } else {
-            for (int i = 0; i < options.receiveBuffers(); i++) {
-                postReceive(i);
-            }
         }
     }
 
     /** This side's exposed region for the peer: 20 bytes (address, length, rkey), or none. */
     byte[] regionPrivateData() {
-        if (exposed == null) {
-            return new byte[0];
-        }
-        return ByteBuffer.allocate(20).putLong(exposed.address()).putLong(exposed.length()).putInt(exposed.rkey())
-                .array();
+        return RegionOffer.privateData(exposed);
     }
 
     /**
-     * The peer's exposed region from its rdma_cm private data: none (no region) or exactly 20 bytes (address,
-     * length, rkey). Anything else is not an rdma4j peer's (e.g. a C client's CM padding, garbage).
+     * The peer's exposed region from its rdma_cm private data ({@link RegionOffer#parse}).
      *
      * @throws ProtocolException naming what is wrong
      */
     static RemoteRegion peerRegionOf(byte[] privateData) throws ProtocolException {
-        if (privateData.length == 0) {
-            return null;
-        }
-        if (privateData.length != 20) {
-            throw new ProtocolException("the peer sent " + privateData.length + " bytes of private data, where an"
-                    + " rdma4j peer sends none or 20 (address, length, rkey of its exposed region)");
-        }
-        ByteBuffer b = ByteBuffer.wrap(privateData);
-        long address = b.getLong();
-        long length = b.getLong();
-        int rkey = b.getInt();
-        if (length < 0) {
-            throw new ProtocolException("the peer's private data names a region of negative length (" + length + ")");
-        }
-        if (length == 0) {
-            throw new ProtocolException("the peer's private data names an empty region (an rdma4j peer without a"
-                    + " region sends no private data)");
-        }
-        return new RemoteRegion(address, length, rkey);
+        return RegionOffer.parse(privateData);
     }
 
     /**
@@ -278,6 +228,7 @@ public final class RdmaConnection implements AutoCloseable {
         }
         peerAddress = connection.peerAddress();
         connection.disconnected().whenComplete((v, e) -> peerClosed());
+        outbox.start(); // the peer's queue pair is in RTR at least: its receives are posted
         return connection;
     }
 
@@ -294,13 +245,18 @@ public final class RdmaConnection implements AutoCloseable {
         EndpointExchange.Offer mine = exposed == null ? EndpointExchange.Offer.of(me)
                 : EndpointExchange.Offer.of(me, exposed.remote());
         EndpointExchange.Offer peer = EndpointExchange.exchange(s, mine);
-        queuePair.connect(peer.endpoint(), psn);
+        if (queuePair.state() == QpState.RESET) {
+            queuePair.toInit();
+        }
+        queuePair.toRtr(RtrAttributes.builder(peer.endpoint()).build());
+        queuePair.toRts(RtsAttributes.builder(psn).rnrRetry(RNR_RETRY).build()); // a client cannot tell an SRQ
         prepare(queuePair);
         EndpointExchange.sync(s);
         peerRegion = peer.regions().isEmpty() ? null : peer.regions().get(0);
         SocketAddress remote = s.getRemoteSocketAddress();
         peerAddress = remote instanceof InetSocketAddress i ? i : null;
         s.setSoTimeout(0);
+        outbox.start(); // the peer posted its receives before the barrier
         Thread.ofVirtual().name("rdma4j-tcp-watch " + name).start(() -> {
             try {
                 while (s.getInputStream().read() >= 0) {
@@ -325,6 +281,10 @@ public final class RdmaConnection implements AutoCloseable {
             return;
         }
         peerGone = true;
+        Outbox out = outbox;
+        if (out != null) { // no credit comes any more: the sends waiting for one fail
+            out.stop(new EOFException("the peer closed the connection " + name + " before the message was sent"));
+        }
         QueuePair q = qp;
         if (q != null && cm == null) {
             try {
@@ -335,154 +295,20 @@ public final class RdmaConnection implements AutoCloseable {
         }
         CompletionQueue rq = recvCq;
         if (rq == null) {
-            end(new EOFException("the peer closed the connection " + name));
+            inbox.end(new EOFException("the peer closed the connection " + name));
         } else {
-            engine.drained(rq).whenComplete((v, e) -> end(new EOFException("the peer closed the connection "
+            engine.drained(rq).whenComplete((v, e) -> inbox.end(new EOFException("the peer closed the connection "
                     + name)));
         }
     }
 
-    /** Posts buffer {@code slot} to receive into, tagged with its index (no object made per message). */
-    private void postReceive(int slot) {
-        try {
-            if (!aq.receiveTagged(recvRegion, (long) slot * size, size, slot)) {
-                // the receive queue holds one request per buffer: full means a caller posted receives of its own
-                end(new IOException("the receive queue of " + name + " is full: a receive of the caller's"
-                        + " took a buffer's place (post sends, writes, reads and atomics on asyncQueuePair())"));
-            }
-        } catch (VerbsException | RuntimeException e) {
-            end(receiveFailure(e));
-        }
-    }
-
-    /**
-     * The connection's sends and receives complete here (the thread that dispatches them: the engine's, or a
-     * caller's that busy-polls): tagged with their buffer's index, a send's with {@link #SEND} too.
-     */
-    private final class Requests implements RequestHandler {
-        @Override
-        public void onCompletion(long tag, WorkCompletions batch, int index) {
-            if ((tag & SEND) != 0) {
-                sent((int) tag, batch.isSuccess(index) ? null : new WorkRequestException("send", batch.get(index)));
-            } else if (batch.isSuccess(index)) {
-                int slot = (int) tag;
-                deliver(new Message(reposter, slot, receiveViews[slot].asSlice(0, batch.byteLength(index))));
-            } else {
-                end(receiveFailure(new WorkRequestException("receive", batch.get(index))));
-            }
-        }
-
-        @Override
-        public void onFailure(long tag, WorkRequestException reason) {
-            if ((tag & SEND) != 0) {
-                sent((int) tag, reason);
-            } else {
-                end(receiveFailure(reason));
-            }
-        }
-    }
-
-    /** A receive's deadline passed: the exception {@link #receive(Duration)} throws. */
-    private IOException receiveTimeout(Duration timeout) {
-        return new SocketTimeoutException("no message arrived on " + name + " within " + timeout);
-    }
-
     /** A receive of the shared queue, for this connection (engine thread). */
     void receivedShared(ReceivePool pool, Message.Release release, WorkCompletion wc) {
-        if (wc.isSuccess()) {
-            deliver(new Message(release, wc.wrId(), pool.buffer(wc.wrId()).asSlice(0, wc.byteLength())));
-        } else {
-            pool.release(wc.wrId());
-            end(receiveFailure(new WorkRequestException("receive", wc)));
-        }
+        inbox.receivedShared(pool, release, wc);
     }
 
-    private void repost(long slot) {
-        lock.lock();
-        try {
-            if (ended != null || closed.get()) {
-                return; // the queue pair is going away: nothing to receive into
-            }
-        } finally {
-            lock.unlock();
-        }
-        postReceive((int) slot);
-    }
-
-    private Throwable receiveFailure(Throwable e) {
-        Throwable cause = e instanceof java.util.concurrent.CompletionException && e.getCause() != null
-                ? e.getCause() : e;
-        if (closed.get()) {
-            AsynchronousCloseException c = new AsynchronousCloseException();
-            c.initCause(cause);
-            return c;
-        }
-        Throwable failed = failure;
-        if (failed != null) {
-            return new IOException("the connection " + name + " failed", failed);
-        }
-        // flushed with no failure of this side: the queue pair went to ERROR because the peer disconnected
-        // (possibly before this side recorded its connection)
-        if (peerGone || isFlush(cause)) {
-            return new EOFException("the peer closed the connection " + name);
-        }
-        return new IOException("receiving on " + name + " failed", cause);
-    }
-
-    private static boolean isFlush(Throwable e) {
-        return e instanceof WorkRequestException w && w.status() == dev.rdma4j.WcStatus.WR_FLUSH_ERR;
-    }
-
-    private void deliver(Message m) {
-        for (;;) {
-            CompletableFuture<Message> f;
-            lock.lock();
-            try {
-                if (closed.get()) {
-                    f = null;
-                } else {
-                    f = waiters.poll();
-                    awaited = waiters.size();
-                    if (f == null) {
-                        inbox.add(m);
-                        queued = inbox.size();
-                        if (sleepers > 0) {
-                            arrived.signal();
-                        }
-                        return;
-                    }
-                }
-            } finally {
-                lock.unlock();
-            }
-            if (f == null) {
-                m.close(); // closing: give the buffer back (a shared pool keeps it)
-                return;
-            }
-            if (f.complete(m)) {
-                return;
-            }
-            // that receiver gave up (cancelled, timed out): the next one, or the inbox, takes the message
-        }
-    }
-
-    private void end(Throwable cause) {
-        List<CompletableFuture<Message>> failed;
-        lock.lock();
-        try {
-            if (ended == null) {
-                ended = cause;
-            }
-            failed = new ArrayList<>(waiters);
-            waiters.clear();
-            awaited = 0;
-            arrived.signalAll();
-        } finally {
-            lock.unlock();
-        }
-        for (CompletableFuture<Message> f : failed) {
-            f.completeExceptionally(ended);
-        }
+    boolean peerGone() {
+        return peerGone;
     }
 
     /**
@@ -498,28 +324,7 @@ public final class RdmaConnection implements AutoCloseable {
      */
     public CompletableFuture<Message> receiveAsync() {
         ensureOpen();
-        CompletableFuture<Message> f;
-        lock.lock();
-        try {
-            Message m = inbox.poll();
-            if (m != null) {
-                queued = inbox.size();
-                return CompletableFuture.completedFuture(m);
-            }
-            if (ended != null) {
-                return CompletableFuture.failedFuture(ended);
-            }
-            if (!waiters.isEmpty()) {
-                waiters.removeIf(CompletableFuture::isDone); // waits given up (timed out, cancelled)
-            }
-            f = new CompletableFuture<>();
-            waiters.add(f);
-            awaited = waiters.size();
-        } finally {
-            lock.unlock();
-        }
-        engine.expect(recvCq); // a blocking receiver may have borrowed the CQ's channel: the engine takes it back
-        return f;
+        return inbox.receiveAsync(recvCq);
     }
 
     /**
@@ -547,101 +352,10 @@ public final class RdmaConnection implements AutoCloseable {
      * @throws IllegalArgumentException     if {@code timeout} is negative (nothing is taken)
      */
     public Message receive(Duration timeout) throws IOException, InterruptedException {
-        long nanos = Timeouts.nanos(Timeouts.clamp(timeout));
+        Duration t = Timeouts.clamp(timeout);
         EngineThreads.refuseBlocking("RdmaConnection.receive");
         ensureOpen();
-        // no future: the caller waits for the inbox itself, polling the CQ (busy) or on a condition the engine's
-        // delivery signals, so a message costs no object beyond itself
-        long start = System.nanoTime();
-        for (;;) {
-            Message m = take();
-            if (m != null) {
-                return m;
-            }
-            long left = nanos - (System.nanoTime() - start);
-            if (left <= 0) {
-                throw receiveTimeout(timeout);
-            }
-            if (recvCq != null && waitHere(left)) {
-                continue; // something came (or the end): take it, or find it taken by another receiver
-            }
-            lock.lock();
-            try {
-                left = nanos - (System.nanoTime() - start);
-                if (inbox.isEmpty() && ended == null && !closed.get() && left > 0) {
-                    sleepers++;
-                    try {
-                        arrived.awaitNanos(left);
-                    } finally {
-                        sleepers--;
-                    }
-                }
-            } finally {
-                lock.unlock();
-            }
-        }
-    }
-
-    /**
-     * A message from the inbox, or null if none is there; throws when receiving ended (a copy of why, with this
-     * caller's stack) or the connection closed.
-     */
-    private Message take() throws IOException {
-        lock.lock();
-        try {
-            Message m = inbox.poll();
-            if (m != null) {
-                queued = inbox.size();
-                return m;
-            }
-            Throwable why = ended;
-            if (why != null) {
-                throw rethrown(why);
-            }
-            if (closed.get()) {
-                throw new AsynchronousCloseException();
-            }
-            return null;
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    /** Why receiving ended, as this caller's exception (an IOException of the same kind, with its stack too). */
-    private static IOException rethrown(Throwable why) {
-        if (why instanceof IOException io) {
-            IOException mine = copyOf(io);
-            return mine != null ? mine : io;
-        }
-        return new IOException("receiving failed", why);
-    }
-
-    private boolean receivable() {
-        return queued > 0 || ended != null || closed.get();
-    }
-
-    /**
-     * Waits on this thread, dispatching the receive CQ's completions here, until a message or the end is there, at
-     * most {@code nanos}: spinning with {@link RdmaOptions#busyPoll()}, else asleep on the CQ's own channel
-     * ({@link CompletionEngine#blockWhileWaiting}; one receiver at a time, the others wait for the inbox and one of
-     * them is woken to take over when this one leaves). False when waiting here could not go on (the usual wait
-     * takes over).
-     */
-    private boolean waitHere(long nanos) throws InterruptedException {
-        try {
-            if (options.busyPoll()) {
-                return engine.pollWhileWaiting(recvCq, receivable, nanos);
-            }
-            // solicited completions only (every message is sent so) unless a future waits for another completion
-            boolean got = engine.blockWhileWaiting(recvCq, receivable, nanos, !awaitsCompletions());
-            if (got && sleepers > 0) {
-                wakeSleeper(); // only after a wait here: two receivers refused at once must not wake each other
-            }
-            expectIfAwaited(recvCq);
-            return got;
-        } catch (IllegalArgumentException | IllegalStateException closedMeanwhile) {
-            return false; // the queue was closed (the engine forgot it) or the engine is closing
-        }
+        return inbox.receive(t, recvCq);
     }
 
     /**
@@ -649,30 +363,20 @@ public final class RdmaConnection implements AutoCloseable {
      * reads with futures, a send that waits for a buffer), the engine takes the channel back now rather than at its
      * next look, up to 8 ms later. Nothing in the blocking idiom (three volatile reads).
      */
-    private void expectIfAwaited(CompletionQueue cq) {
+    void expectIfAwaited(CompletionQueue cq) {
         if (awaitsCompletions()) {
             engine.expect(cq);
         }
     }
 
     /** Whether futures wait for completions of the connection's queues (sends, receives, writes, reads). */
-    private boolean awaitsCompletions() {
-        return futureSends > 0 || awaited > 0 || aq.outstandingFutures() > 0;
-    }
-
-    /** Wakes a receiver that waits for the inbox: it takes over the wait on the channel. */
-    private void wakeSleeper() {
-        lock.lock();
-        try {
-            arrived.signal();
-        } finally {
-            lock.unlock();
-        }
+    boolean awaitsCompletions() {
+        return outbox.futureSends() > 0 || inbox.awaited() > 0 || aq.outstandingFutures() > 0;
     }
 
     /**
-     * Sends a message ({@code ibv_post_send}, {@code IBV_WR_SEND}): copies it into a send buffer and posts it;
-     * when all send buffers are in flight, a copy waits its turn.
+     * Sends a message ({@code ibv_post_send}, {@code IBV_WR_SEND_WITH_IMM}): copies it into a send buffer and posts
+     * it once the peer granted a receive for it; when all send buffers are taken, a copy waits its turn.
      *
      * @param data at most the options' message size
      * @return completes when the peer acknowledged the message (its receive completed)
@@ -682,24 +386,7 @@ public final class RdmaConnection implements AutoCloseable {
     public CompletableFuture<Void> sendAsync(MemorySegment data) {
         checkSize(data);
         ensureOpen();
-        CompletableFuture<Void> result = new CompletableFuture<>();
-        int slot;
-        Throwable e;
-        sendLock.lock();
-        try {
-            if (free == 0 || !pending.isEmpty()) {
-                pending.add(new PendingSend(copyOf(data), result));
-                return result;
-            }
-            slot = freeSlots[--free];
-            e = post(slot, data, result);
-        } finally {
-            sendLock.unlock();
-        }
-        if (e != null) {
-            sent(slot, e); // fails result, hands the buffer on
-        }
-        return result;
+        return outbox.sendAsync(data);
     }
 
     private void checkSize(MemorySegment data) {
@@ -707,11 +394,6 @@ public final class RdmaConnection implements AutoCloseable {
             throw new IllegalArgumentException("a message of " + data.byteSize() + " bytes does not fit the "
                     + size + "-byte buffers (RdmaOptions.messageSize)");
         }
-    }
-
-    /** A copy of a message that waits for a buffer. */
-    private static MemorySegment copyOf(MemorySegment data) {
-        return MemorySegment.ofArray(new byte[(int) data.byteSize()]).copyFrom(data);
     }
 
     /**
@@ -725,9 +407,9 @@ public final class RdmaConnection implements AutoCloseable {
     }
 
     /**
-     * Sends a message: copies it into a free send buffer, posts it and returns, as a socket's {@code write} returns
-     * once the bytes are in its buffer; when every send buffer is in flight, waits, at most the options' timeout,
-     * until this message was sent and acknowledged. The peer's acknowledgement of a message this returned for
+     * Sends a message: copies it into a free send buffer and returns, as a socket's {@code write} returns once the
+     * bytes are in its buffer (the message goes as soon as the peer granted a receive for it); when every send buffer
+     * is taken, waits, at most the options' timeout, until this message was sent and acknowledged. The peer's acknowledgement of a message this returned for
      * early is not waited for: a send that fails later fails the connection, and the next send or receive throws
      * (an {@link IOException} whose cause is the {@link WorkRequestException} with its status); {@link #close()}
      * waits for the sends in flight. {@link #sendAsync} tells when each message was acknowledged.
@@ -769,184 +451,23 @@ public final class RdmaConnection implements AutoCloseable {
     public void send(MemorySegment data, Duration timeout) throws IOException, InterruptedException {
         Duration t = Timeouts.clamp(timeout); // before the send is queued
         EngineThreads.refuseBlocking("RdmaConnection.send");
-        Throwable failed = failure;
+        throwIfFailed();
+        checkSize(data);
+        ensureOpen();
+        CompletableFuture<Void> f = outbox.sendOrWait(data);
+        if (f == null) {
+            throwIfFailed(); // its post failed at once
+            return; // its acknowledgement is the dispatcher's, its failure the next call's, close() waits for it
+        }
+        Waits.await(f, outbox.waitHere(f, t, options.busyPoll(), this), "send",
+                () -> new WorkRequestTimeoutException("send", t, !outbox.dropPending(f)));
+    }
+
+    private void throwIfFailed() throws IOException {
+        Throwable failed = outbox.failure();
         if (failed != null) {
             throw new IOException("the connection " + name + " failed", failed);
         }
-        checkSize(data);
-        ensureOpen();
-        CompletableFuture<Void> f;
-        int slot = -1;
-        Throwable e = null;
-        sendLock.lock();
-        try {
-            if (free > 0 && pending.isEmpty()) {
-                slot = freeSlots[--free];
-                e = post(slot, data, null);
-                if (e == null) {
-                    return; // its acknowledgement is the dispatcher's, its failure the next call's, close() waits for it
-                }
-                unacknowledged--; // never posted: this caller hears of it now
-                f = new CompletableFuture<>();
-                inFlight[slot] = f;
-                futureSends++;
-            } else {
-                f = new CompletableFuture<>();
-                pending.add(new PendingSend(copyOf(data), f));
-            }
-        } finally {
-            sendLock.unlock();
-        }
-        if (e != null) {
-            sent(slot, e); // fails f, hands the buffer on
-        }
-        CompletableFuture<Void> waited = f;
-        await(f, waitHere(sendCq, f, t), "send",
-                () -> new WorkRequestTimeoutException("send", t, !dropPending(waited)));
-    }
-
-    /**
-     * Waits, at most the options' timeout, until the sends that {@link #send} returned for early completed, so
-     * that they reach the peer before the disconnect (a socket's linger); not when the peer is gone or the engine
-     * closed (then they complete at once, or never).
-     */
-    private void lingerForSends() {
-        long left = Timeouts.nanos(options.timeout());
-        sendLock.lock();
-        try {
-            while (unacknowledged > 0 && left > 0 && !peerGone && !engine.isClosed()) {
-                // a tenth of a second at a time: the peer's leaving and the engine's end signal nothing here
-                long step = Math.min(left, TimeUnit.MILLISECONDS.toNanos(100));
-                left -= step - Math.max(0, allAcknowledged.awaitNanos(step));
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt(); // the close goes on without the linger
-        } finally {
-            sendLock.unlock();
-        }
-    }
-
-    /**
-     * Waits for {@code f} dispatching {@code cq}'s completions on this thread, no wake-up or hand-off: polling with
-     * {@link RdmaOptions#busyPoll()} ({@link CompletionEngine#pollWhileWaiting}), else asleep on the CQ's own channel
-     * ({@link CompletionEngine#blockWhileWaiting}). Returns what is left of {@code timeout} for the usual wait,
-     * which takes over when {@code f} is not done (the deadline, another thread waits on the channel, or the
-     * queue closed).
-     */
-    private Duration waitHere(CompletionQueue cq, CompletableFuture<?> f, Duration timeout) {
-        if (cq == null || f.isDone()) {
-            return timeout;
-        }
-        long start = System.nanoTime();
-        long nanos = Timeouts.nanos(timeout);
-        try {
-            if (options.busyPoll()) {
-                engine.pollWhileWaiting(cq, f, nanos);
-            } else {
-                engine.blockWhileWaiting(cq, f::isDone, nanos);
-                expectIfAwaited(cq);
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt(); // the wait below sees it, and cancels f as it would have
-        } catch (IllegalArgumentException | IllegalStateException closedMeanwhile) {
-            // the queue was closed (the engine forgot it) or the engine is closing: the wait below fails
-        }
-        return Duration.ofNanos(Math.max(0, nanos - (System.nanoTime() - start)));
-    }
-
-    /** Takes a send that waits for a buffer out of the queue: true if it was there (so never posted). */
-    private boolean dropPending(CompletableFuture<Void> result) {
-        sendLock.lock();
-        try {
-            return pending.removeIf(p -> p.result() == result);
-        } finally {
-            sendLock.unlock();
-        }
-    }
-
-    /**
-     * Copies {@code data} into send buffer {@code slot} and posts it, tagged with the buffer (sendLock held):
-     * {@code result} is the send's future, or null for a send that {@link #send} returns for (then counted in
-     * {@link #unacknowledged}).
-     *
-     * @return null once posted (the completion goes to {@link #sent}), else why it was not (the caller hands the
-     *         buffer to {@link #sent} with it)
-     */
-    private Throwable post(int slot, MemorySegment data, CompletableFuture<Void> result) {
-        inFlight[slot] = result;
-        if (result == null) {
-            unacknowledged++;
-        } else {
-            futureSends++;
-            engine.expect(sendCq); // a blocking receiver may have borrowed the CQ's channel: taken back, or it wakes
-        }
-        long offset = (long) slot * size;
-        try {
-            MemorySegment.copy(data, 0, sendRegion.segment(), offset, data.byteSize());
-            // solicited: the peer's blocking receive sleeps for solicited completions only (one wake-up a message)
-            if (aq.sendTagged(sendRegion, offset, (int) data.byteSize(), SEND | slot, true)) {
-                return null;
-            }
-            // the send queue has room for every buffer and more: full means a caller's own requests took it
-            return new IOException("the send queue of " + name + " is full: requests posted on asyncQueuePair() took"
-                    + " the send buffers' room");
-        } catch (VerbsException | RuntimeException e) { // the caller's memory is gone, or the connection is closing
-            return e;
-        }
-    }
-
-    /**
-     * The send in buffer {@code slot} completed, or failed ({@code e}): completes its future (or counts the
-     * acknowledgement of a send that {@link #send} returned for) and posts the next waiting send in the freed
-     * buffer. Runs where the completion is dispatched (engine thread, or a busy-polling caller's), or on the
-     * caller's thread when a post failed at once; a loop, not a recursion, when posts fail at once.
-     */
-    private void sent(int slot, Throwable e) {
-        for (;;) {
-            if (e instanceof WorkRequestException && !isFlush(e) && failure == null) {
-                failure = e; // the queue pair went to ERROR because of this: its receives flush next
-            }
-            CompletableFuture<Void> result;
-            PendingSend next;
-            Throwable notPosted = null;
-            sendLock.lock();
-            try {
-                result = inFlight[slot];
-                inFlight[slot] = null;
-                if (result == null) {
-                    if (--unacknowledged == 0) {
-                        allAcknowledged.signalAll();
-                    }
-                } else {
-                    futureSends--;
-                }
-                next = pending.poll();
-                if (next == null) {
-                    freeSlots[free++] = slot;
-                } else {
-                    notPosted = post(slot, next.data(), next.result());
-                }
-            } finally {
-                sendLock.unlock();
-            }
-            if (result != null) {
-                complete(result, e);
-            }
-            if (notPosted == null) {
-                return;
-            }
-            e = notPosted;
-        }
-    }
-
-    private static void complete(CompletableFuture<Void> result, Throwable e) {
-        if (e == null) {
-            result.complete(null);
-            return;
-        }
-        Throwable cause = e instanceof java.util.concurrent.CompletionException c && c.getCause() != null
-                ? c.getCause() : e;
-        result.completeExceptionally(cause);
     }
 
     /**
@@ -977,7 +498,7 @@ public final class RdmaConnection implements AutoCloseable {
      */
     public void write(long localOffset, long remoteOffset, int length) throws IOException, InterruptedException {
         ensureOpen();
-        aq.blocking(options.timeout()).write(region(), localOffset, length, peerRegion(), remoteOffset);
+        blocking.write(region(), localOffset, length, peerRegion(), remoteOffset);
     }
 
     /**
@@ -1008,7 +529,7 @@ public final class RdmaConnection implements AutoCloseable {
      */
     public void read(long localOffset, long remoteOffset, int length) throws IOException, InterruptedException {
         ensureOpen();
-        aq.blocking(options.timeout()).read(region(), localOffset, length, peerRegion(), remoteOffset);
+        blocking.read(region(), localOffset, length, peerRegion(), remoteOffset);
     }
 
     /**
@@ -1097,7 +618,7 @@ public final class RdmaConnection implements AutoCloseable {
 
     /**
      * Waits, at most the options' timeout, for the messages {@link #send} returned for before they were
-     * acknowledged (unless the peer is gone), then disconnects ({@code rdma_disconnect}, or closing the TCP
+     * acknowledged (unless the peer is gone; meanwhile the peer's credits still come in), then disconnects ({@code rdma_disconnect}, or closing the TCP
      * connection) and frees the queue pair
      * ({@code ibv_destroy_qp}), buffers ({@code ibv_dereg_mr}) and completion queue ({@code ibv_destroy_cq}),
      * then what a client's connection owns (protection domain, device, engine). Receives waiting in other
@@ -1113,28 +634,14 @@ public final class RdmaConnection implements AutoCloseable {
         if (!closed.compareAndSet(false, true)) {
             return;
         }
-        List<Message> left;
-        lock.lock();
-        try {
-            left = new ArrayList<>(inbox);
-            inbox.clear();
-            queued = 0;
-            arrived.signalAll();
-        } finally {
-            lock.unlock();
+        inbox.close();
+        Outbox out = outbox;
+        if (out != null) {
+            out.failWaiting(new AsynchronousCloseException());
+            out.linger(options.timeout(), () -> peerGone);
+            inbox.tearDown();
+            out.stop(new AsynchronousCloseException()); // never posted: the peer granted no receive for them
         }
-        left.forEach(Message::close);
-        end(new AsynchronousCloseException());
-        List<PendingSend> unsent;
-        sendLock.lock();
-        try {
-            unsent = new ArrayList<>(pending);
-            pending.clear();
-        } finally {
-            sendLock.unlock();
-        }
-        unsent.forEach(p -> p.result().completeExceptionally(new AsynchronousCloseException()));
-        lingerForSends();
         RuntimeException failure = null;
         CmConnection c = cm;
         if (c != null) {
@@ -1159,17 +666,17 @@ public final class RdmaConnection implements AutoCloseable {
             }
             shared.detach(q.qpNumber());
         }
-        failure = closeQuietly(aq, failure);
-        failure = closeQuietly(c, failure);
-        failure = closeQuietly(socket, failure);
-        failure = closeQuietly(q, failure);
+        failure = Waits.closeQuietly(aq, failure);
+        failure = Waits.closeQuietly(c, failure);
+        failure = Waits.closeQuietly(socket, failure);
+        failure = Waits.closeQuietly(q, failure);
         List<AutoCloseable> mine;
         synchronized (owned) {
             mine = new ArrayList<>(owned);
             owned.clear();
         }
         for (int i = mine.size() - 1; i >= 0; i--) {
-            failure = closeQuietly(mine.get(i), failure);
+            failure = Waits.closeQuietly(mine.get(i), failure);
         }
         if (onClose != null) {
             onClose.run();
@@ -1179,70 +686,10 @@ public final class RdmaConnection implements AutoCloseable {
         }
     }
 
-    private static RuntimeException closeQuietly(AutoCloseable r, RuntimeException failure) {
-        if (r == null) {
-            return failure;
-        }
-        try {
-            r.close();
-            return failure;
-        } catch (Exception e) {
-            RuntimeException f = failure != null ? failure
-                    : new IllegalStateException("closing an RDMA connection left something open");
-            f.addSuppressed(e);
-            return f;
-        }
-    }
-
     private void ensureOpen() {
         if (closed.get()) {
             throw new IllegalStateException(name + " is closed");
         }
-    }
-
-    /**
-     * Waits for {@code f}; at the deadline cancels it (a cancelled wait loses nothing: see deliver) and throws
-     * {@code late.get()}.
-     */
-    static <T> T await(CompletableFuture<T> f, Duration timeout, String what,
-            java.util.function.Supplier<IOException> late) throws IOException, InterruptedException {
-        try {
-            return f.get(Timeouts.nanos(timeout), TimeUnit.NANOSECONDS);
-        } catch (TimeoutException e) {
-            if (f.cancel(false)) {
-                throw late.get();
-            }
-            return await(f, timeout, what, late); // completed as it timed out
-        } catch (InterruptedException e) {
-            if (!f.cancel(false) && f.isDone() && !f.isCompletedExceptionally()) {
-                Thread.currentThread().interrupt(); // completed as the caller was interrupted: keep both
-                return f.resultNow();
-            }
-            throw e;
-        } catch (CancellationException e) {
-            throw new IOException(what + " was cancelled", e);
-        } catch (ExecutionException e) {
-            Throwable cause = e.getCause();
-            if (cause instanceof IOException io) {
-                // the future's exception was made on another thread: keep this caller's stack as well
-                IOException mine = copyOf(io);
-                throw mine != null ? mine : io;
-            }
-            if (cause instanceof RuntimeException r) {
-                throw r;
-            }
-            throw new IOException(what + " failed", cause);
-        }
-    }
-
-    private static IOException copyOf(IOException io) {
-        if (io instanceof EOFException) {
-            return (IOException) new EOFException(io.getMessage()).initCause(io);
-        }
-        if (io instanceof AsynchronousCloseException) {
-            return (IOException) new AsynchronousCloseException().initCause(io);
-        }
-        return null;
     }
 
     @Override

@@ -272,7 +272,7 @@ public final class RdmaServer implements AutoCloseable {
             throws IOException, InterruptedException {
         CmConnectionRequest request = nextRequest(timeout, cancelled);
         try {
-            RdmaConnection.peerRegionOf(request.privateData());
+            RegionOffer.parse(request.privateData());
         } catch (java.net.ProtocolException e) {
             java.net.ProtocolException refused = new java.net.ProtocolException("refused a client of " + address
                     + ": " + e.getMessage());
@@ -313,10 +313,15 @@ public final class RdmaServer implements AutoCloseable {
                 public void beforeConnect(QueuePair queuePair) throws VerbsException {
                     c.prepare(queuePair);
                 }
+
+                @Override
+                public int rnrRetryCount() {
+                    return c.rnrRetryCount(); // asked of the peer: it sends on credits
+                }
             };
             // established() runs on the engine thread as ESTABLISHED is handled (before a disconnect that
             // follows); the wait is on that dependent future, which may be cancelled without harm
-            RdmaConnection.await(request.acceptAsync(setup, c.regionPrivateData()).thenApply(c::established),
+            Waits.await(request.acceptAsync(setup, c.regionPrivateData()).thenApply(c::established),
                     options.timeout(), "accept", () -> new SocketTimeoutException("a client's connection to "
                             + address + " was not established within " + options.timeout()));
             return c;
@@ -335,7 +340,7 @@ public final class RdmaServer implements AutoCloseable {
         for (;;) {
             long slice = Math.min(TimeUnit.MILLISECONDS.toNanos(200), deadline - System.nanoTime());
             try {
-                return RdmaConnection.await(next, Duration.ofNanos(Math.max(1, slice)), "accept",
+                return Waits.await(next, Duration.ofNanos(Math.max(1, slice)), "accept",
                         () -> new SocketTimeoutException("no client connected to " + address + " within " + timeout));
             } catch (SocketTimeoutException e) {
                 if (System.nanoTime() >= deadline) {

@@ -339,8 +339,8 @@ class RdmaConnectionDeviceTest {
 
     @Test
     void sendsWaitingForABufferFailAtCloseWithoutOverflowingTheStack() throws Exception {
-        // one send buffer, one receive buffer that the server never gives back: the second send meets RNR
-        // (retried for ever), and 4998 wait for the buffer
+        // one send buffer, one receive buffer that the server never gives back: the second send waits in the send
+        // buffer for a credit, and 4998 wait for the buffer
         RdmaOptions o = options(RdmaOptions.Exchange.RDMA_CM).sendBuffers(1).receiveBuffers(1).build();
         try (RdmaServer server = RdmaServer.listen(address(), o)) {
             RdmaConnection[] p = pair(server, o);
@@ -413,9 +413,10 @@ class RdmaConnectionDeviceTest {
         }
     }
     /**
-     * A blocking send returns once posted, as a socket's write returns once the bytes are buffered: the server holds
-     * its only receive buffer, so the second message waits (RNR, retried for ever) until the server gives it back,
-     * and send returned long before that; close() then waits for the third (the socket's linger), which arrives.
+     * A blocking send returns once its message is in a send buffer, as a socket's write returns once the bytes are
+     * buffered: the server holds its only receive buffer, so the second message waits there for a credit until the
+     * server gives it back, and send returned long before that; close() then waits for the third (the socket's
+     * linger), which arrives.
      */
     @Test
     void aBlockingSendReturnsOncePostedAndCloseWaitsForWhatItReturnedFor() throws Exception {
@@ -426,7 +427,7 @@ class RdmaConnectionDeviceTest {
                 RdmaConnection c = p[0];
                 c.send(new byte[] {1});
                 Message first = s.receive();
-                c.send(new byte[] {2}); // waiting in the device for the buffer the server holds
+                c.send(new byte[] {2}); // waiting for a credit: the server holds its one buffer
                 CompletableFuture<Void> third = CompletableFuture.runAsync(() -> {
                     try {
                         c.send(new byte[] {3});

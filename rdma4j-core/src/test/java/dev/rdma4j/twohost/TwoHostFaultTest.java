@@ -213,7 +213,7 @@ class TwoHostFaultTest {
                     }
                 });
                 while (!killed.isDone()) {
-                    if (pending.size() < 64) { // the peer holds its receive buffers: sends wait in RNR retries
+                    if (pending.size() < 64) { // the peer holds its receive buffers: sends wait for credits
                         pending.add(c.sendAsync(m));
                         pending.add(c.writeAsync(0, 0, 4096));
                     }

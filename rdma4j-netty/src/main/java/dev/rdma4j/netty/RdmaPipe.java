@@ -16,6 +16,10 @@ import dev.rdma4j.WcStatus;
 import dev.rdma4j.connect.CmConnection;
 import dev.rdma4j.engine.CompletionEngine;
 import dev.rdma4j.engine.CompletionView;
+import dev.rdma4j.net.protocol.Credits;
+import dev.rdma4j.net.protocol.Immediate;
+import dev.rdma4j.net.protocol.Rendezvous;
+import dev.rdma4j.net.protocol.SendSlots;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.UnpooledDirectByteBuf;
@@ -34,16 +38,16 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The verbs side of one {@link RdmaChannel}: its completion queue, queue pair and registered buffers (in the event
- * loop's shared {@link RegisteredMemory}), the credit accounting and the data path. Every method runs on the channel's
- * event loop (the engine's thread), except {@link ReceivedBuf#deallocate()}, which hops there.
+ * loop's shared {@link RegisteredMemory}) and the data path, on the wire protocol it shares with the core's
+ * {@code net.RdmaConnection} ({@code dev.rdma4j.net.protocol}: {@link Credits}, {@link Immediate}, {@link SendSlots},
+ * {@link Rendezvous}). Every method runs on the channel's event loop (the engine's thread), except
+ * {@link ReceivedBuf#deallocate()}, which hops there.
  *
- * <p>Wire format, per RDMA SEND WITH IMMEDIATE: the payload is a piece of the byte stream (possibly empty). The
- * immediate's bits 0-15 give the peer that many data credits (receives posted again), bits 16-19 that many control
- * credits, bits 20-23 say that many of the peer's rendezvous were read, bit 28 that this message announces a
- * rendezvous, bit 29 that it spent a control credit, bit 30 that the sender closes (its disconnect is then no reset),
- * bit 31 ends the stream ({@code shutdownOutput}). Each side posts {@code receiveBuffers} receives for data and
- * {@link #CONTROL_RECEIVES} more for messages that only carry credits or marks; the connection's private data carry
- * each side's data receive count and message size.
+ * <p>Wire format, per RDMA SEND WITH IMMEDIATE: the payload is a piece of the byte stream (possibly empty); the
+ * immediate ({@link Immediate}) carries data and control credits, the peer's rendezvous read, and the marks
+ * (rendezvous, control, close: the sender's disconnect is then no reset, end of stream: {@code shutdownOutput}). Each
+ * side posts {@code receiveBuffers} receives for data and {@link Credits#CONTROL_RECEIVES} more for messages that only
+ * carry credits or marks; the connection's private data carry each side's data receive count and message size.
  *
  * <p>Large writes (a direct buffer of {@link RdmaChannelOption#RENDEZVOUS_THRESHOLD} readable bytes or more that
  * only the outbound buffer holds) go by a read rendezvous instead of a series of SENDs: the sender registers exactly
@@ -54,20 +58,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * closing sender's data is fetched before it goes), and counts the reads in its next immediate; the sender then
  * deregisters and releases. The announcement keeps its receive buffer, and later messages wait behind it, until the
  * data is delivered: the stream's order holds and back-pressure works as for SENDs. At most
- * {@link #RENDEZVOUS_IN_FLIGHT} rendezvous are unread per side, so the peer reads ahead into bounded memory.
+ * {@link Rendezvous#IN_FLIGHT} rendezvous are unread per side, so the peer reads ahead into bounded memory.
  */
 final class RdmaPipe {
-    static final int DATA_GRANTS = 0xFFFF;
-    static final int CONTROL_GRANTS_SHIFT = 16;
-    static final int CONTROL_GRANTS = 0xF << CONTROL_GRANTS_SHIFT;
-    static final int READS_DONE_SHIFT = 20;
-    static final int READS_DONE = 0xF << READS_DONE_SHIFT;
-    static final int RENDEZVOUS = 1 << 28;
-    static final int CONTROL = 1 << 29;
-    static final int CLOSE = 1 << 30;
-    static final int END_OF_STREAM = 1 << 31;
-    /** Receives beyond the data credits, for credit-only and mark messages. */
-    static final int CONTROL_RECEIVES = 2;
     /** wr_id of a message without a send buffer (credits, marks). */
     private static final long MARK = -1;
     /** wr_id of a message sent from the application's registered buffer (held until it completes). */
@@ -85,7 +78,7 @@ final class RdmaPipe {
     /** The most bytes one rendezvous moves (a larger write is several). */
     static final int RENDEZVOUS_MAX = RdmaByteBufAllocator.MAX_BLOCK;
     /** Rendezvous a side may have announced and not yet seen read: bounds the memory the peer reads ahead into. */
-    static final int RENDEZVOUS_IN_FLIGHT = 4;
+    static final int RENDEZVOUS_IN_FLIGHT = Rendezvous.IN_FLIGHT;
     /** A rendezvous announcement's payload: address, rkey, length. */
     private static final int RENDEZVOUS_BYTES = 16;
     /** Send queue room beyond the send buffers, for zero-copy, mark and read requests. */
@@ -158,13 +151,8 @@ final class RdmaPipe {
     private final ArrayDeque<ByteBuf> held = new ArrayDeque<>();
     /** Messages sent from registered application memory, without a copy (for tests). */
     long zeroCopySends;
-    /** Rendezvous this side announced and the peer has not yet said it read, in announcement order. */
-    private final ArrayDeque<Outbound> announced = new ArrayDeque<>();
-    /** The peer's rendezvous whose reads are posted (they complete in this order), and those not yet posted. */
-    private final ArrayDeque<Inbound> reading = new ArrayDeque<>();
-    private final ArrayDeque<Inbound> inbound = new ArrayDeque<>();
-    /** Peer's rendezvous read and not yet counted back to it. */
-    private int readsDoneOwed;
+    /** The rendezvous both ways: this side's announced and unread, the peer's being read or waiting to be. */
+    private final Rendezvous<Outbound, Inbound> rendezvous = new Rendezvous<>();
     /** A registration for a rendezvous failed (memlock limit): large writes are copied from then on. */
     private boolean rendezvousRefused;
     /** The outbound buffer's buffer this side holds pieces of (its reference count is 1 + the holds). */
@@ -178,19 +166,11 @@ final class RdmaPipe {
     private int sendSize;
     private QueuePair qp;
     private CmConnection connection;
-    private long sendHead;
-    private long sendTail;
+    /** The send buffers: each filled and posted at once (a message takes one only when it may go). */
+    private final SendSlots slots;
     private int sqOutstanding;
-    /** Data messages this side may still send (the peer's data receives granted and not yet consumed). */
-    private int sendCredits;
-    /** Credit-only / mark messages this side may still send. */
-    private int controlCredits = CONTROL_RECEIVES;
-    /** Data receives posted again and not yet granted to the peer. */
-    private int dataGrantsOwed;
-    /** Control receives posted again and not yet granted to the peer. */
-    private int controlGrantsOwed;
-    /** Data messages the peer may still send (this side's data receives granted and not yet consumed). */
-    private int peerCredits;
+    /** The credits both ways. */
+    private final Credits credits;
     private boolean writeBlocked;
     private boolean endPending;
     private boolean endSent;
@@ -212,7 +192,9 @@ final class RdmaPipe {
         ProtectionDomain pd = memory.protectionDomain();
         this.sendSlots = sizes.sendBuffers();
         this.dataReceives = sizes.receiveBuffers();
-        this.recvSlots = dataReceives + CONTROL_RECEIVES;
+        this.recvSlots = dataReceives + Credits.CONTROL_RECEIVES;
+        this.slots = new SendSlots(sendSlots);
+        this.credits = new Credits(dataReceives);
         this.size = sizes.messageSize();
         this.inlineThreshold = sizes.inlineThreshold();
         this.rendezvousThreshold = sizes.rendezvousThreshold();
@@ -264,7 +246,7 @@ final class RdmaPipe {
             }
             queuePair.post(all);
         }
-        peerCredits = dataReceives;
+        credits.peerKnows(dataReceives); // the private data tell the peer
     }
 
     /**
@@ -282,7 +264,7 @@ final class RdmaPipe {
                 return false;
             }
         }
-        sendCredits = peer.receiveBuffers;
+        credits.peerGranted(peer.receiveBuffers);
         sendSize = Math.min(size, peer.messageSize);
         return true;
     }
@@ -291,22 +273,28 @@ final class RdmaPipe {
 
     /** Whether a data message may go now: a data credit, queue room, and a send buffer when it is copied. */
     private boolean canSendData(boolean copied) {
-        if (peer == null || closing || sqOutstanding >= sqCapacity || sendCredits < 1) {
+        if (peer == null || closing || sqOutstanding >= sqCapacity || !credits.canSendData()) {
             return false;
         }
-        return !copied || sendHead - sendTail < sendSlots;
+        return !copied || slots.hasFree();
     }
 
     /** The credits owed to the peer, handed over in the immediate of the message being sent, with {@code flags}. */
     private int takeGrants(int flags) {
-        int g = Math.min(dataGrantsOwed, DATA_GRANTS);
-        int c = Math.min(controlGrantsOwed, CONTROL_GRANTS >>> CONTROL_GRANTS_SHIFT);
-        int d = Math.min(readsDoneOwed, READS_DONE >>> READS_DONE_SHIFT);
-        dataGrantsOwed -= g;
-        controlGrantsOwed -= c;
-        readsDoneOwed -= d;
-        peerCredits += g;
-        return g | c << CONTROL_GRANTS_SHIFT | d << READS_DONE_SHIFT | flags;
+        return credits.takeGrants(flags);
+    }
+
+    /** A data message goes (from a send buffer or the application's memory): spends a data credit. */
+    private void sentData() {
+        credits.spendData();
+        sqOutstanding++;
+    }
+
+    /** The next send buffer, filled and posted at once. */
+    private int nextSlot() {
+        int slot = slots.fill();
+        slots.post();
+        return slot;
     }
 
     /**
@@ -328,7 +316,7 @@ final class RdmaPipe {
                 continue;
             }
             if (rendezvous(first)) {
-                if (!canSendData(true) || announced.size() >= RENDEZVOUS_IN_FLIGHT) {
+                if (!canSendData(true) || !rendezvous.canAnnounce()) {
                     break; // a credit, a send buffer or a read by the peer brings it on
                 }
                 if (announce(first, in)) {
@@ -349,15 +337,14 @@ final class RdmaPipe {
                 held.add(hold(first));
                 in.removeBytes(len);
                 zeroCopySends++;
-                sendCredits--;
-                sqOutstanding++;
+                sentData();
                 if (++n == batch.capacity()) {
                     post(batch);
                     n = 0;
                 }
                 continue;
             }
-            int slot = (int) (sendHead % sendSlots);
+            int slot = nextSlot();
             ByteBuffer v = sendViews[slot];
             v.clear().limit(sendSize);
             while (v.hasRemaining()) {
@@ -384,9 +371,7 @@ final class RdmaPipe {
             if (len <= inlineThreshold) {
                 batch.inline();
             }
-            sendHead++;
-            sendCredits--;
-            sqOutstanding++;
+            sentData();
             if (++n == batch.capacity()) {
                 post(batch);
                 n = 0;
@@ -458,18 +443,17 @@ final class RdmaPipe {
                     + " write for the peer to read failed; large writes are copied from now on", e);
             return false;
         }
-        int slot = (int) (sendHead % sendSlots);
+        int slot = nextSlot();
         sendViews[slot].clear().putLong(r.address()).putInt(r.rkey()).putInt(len);
-        batch.sendWithImmediate(slot, sendRegion, (long) slot * size, RENDEZVOUS_BYTES, takeGrants(RENDEZVOUS));
+        batch.sendWithImmediate(slot, sendRegion, (long) slot * size, RENDEZVOUS_BYTES,
+                takeGrants(Immediate.RENDEZVOUS));
         if (RENDEZVOUS_BYTES <= inlineThreshold) {
             batch.inline();
         }
-        announced.add(new Outbound(hold(b), r));
+        rendezvous.announced(new Outbound(hold(b), r));
         in.removeBytes(len);
         rendezvousSends++;
-        sendHead++;
-        sendCredits--;
-        sqOutstanding++;
+        sentData();
         return true;
     }
 
@@ -483,7 +467,8 @@ final class RdmaPipe {
 
     /**
      * A message without data: credits for the peer, with {@code flags} (end of stream, close). It spends a control
-     * credit; marks may spend a data credit instead when no control credit is left.
+     * credit; marks and reads to report may spend a data credit instead when no control credit may be spent
+     * ({@link Credits#spendMark}).
      *
      * @return whether it was posted
      */
@@ -491,14 +476,9 @@ final class RdmaPipe {
         if (peer == null || closing || sqOutstanding >= sqCapacity) {
             return false;
         }
-        int spend;
-        if (controlCredits > 0) {
-            controlCredits--;
-            spend = CONTROL;
-        } else if ((flags != 0 || readsDoneOwed > 0) && sendCredits > 0) {
-            sendCredits--;
-            spend = 0;
-        } else {
+        int spend = (flags & Immediate.CLOSE) != 0 ? credits.spendLastMark()
+                : credits.spendMark(flags != 0 || credits.readsDoneOwed() > 0);
+        if (spend < 0) {
             return false;
         }
         control.sendWithImmediate(MARK, sendRegion, 0, 0, takeGrants(flags | spend));
@@ -521,7 +501,7 @@ final class RdmaPipe {
     }
 
     private void trySendEnd() {
-        if (!endSent && sendMark(END_OF_STREAM)) {
+        if (!endSent && sendMark(Immediate.END_OF_STREAM)) {
             endPending = false;
             endSent = true;
         }
@@ -543,15 +523,14 @@ final class RdmaPipe {
         if (endPending && !writeBlocked) {
             trySendEnd();
         }
-        if (readsDoneOwed > 0 // the peer holds that memory until it hears
-                || dataGrantsOwed > 0 && (dataGrantsOwed >= Math.max(1, dataReceives / 2) || peerCredits <= 0)) {
+        if (credits.creditMessageDue()) { // reads to report (the peer holds that memory until it hears), or credits
             sendMark(0);
         }
     }
 
     /** Whether something is due in the after-I/O pass. */
     private boolean afterIoDue() {
-        return dataGrantsOwed > 0 || readsDoneOwed > 0 || writeBlocked || endPending
+        return credits.owesData() || credits.readsDoneOwed() > 0 || writeBlocked || endPending
                 || (peerEnded && !peerEndReported);
     }
 
@@ -575,7 +554,7 @@ final class RdmaPipe {
         sqOutstanding--;
         long id = wc.wrId();
         if (id >= 0) {
-            sendTail++;
+            slots.done((int) id);
         } else if (id == ZERO_COPY) {
             ByteBuf b = held.poll();
             if (b != null) {
@@ -592,14 +571,14 @@ final class RdmaPipe {
         }
         if (!wc.isSuccess()) {
             failed(id == READ ? "read" : "send", wc);
-        } else if (!inbound.isEmpty()) {
+        } else if (rendezvous.hasWaiting()) {
             startRead(); // it waited for send queue room
         }
     }
 
     /** Whether a closing side has nothing left for the peer: every send done, every rendezvous read. */
     private boolean lingerDone() {
-        return sqOutstanding == 0 && announced.isEmpty();
+        return sqOutstanding == 0 && rendezvous.unread() == 0;
     }
 
     private void onReceive(CompletionView wc) {
@@ -609,23 +588,19 @@ final class RdmaPipe {
         }
         int slot = (int) wc.wrId();
         int imm = wc.hasImmediate() ? wc.immediateData() : 0;
-        sendCredits += imm & DATA_GRANTS;
-        controlCredits += (imm & CONTROL_GRANTS) >>> CONTROL_GRANTS_SHIFT;
-        for (int read = (imm & READS_DONE) >>> READS_DONE_SHIFT; read > 0; read--) {
-            Outbound o = announced.poll();
+        credits.received(imm);
+        for (int read = Immediate.readsDone(imm); read > 0; read--) {
+            Outbound o = rendezvous.readByPeer();
             if (o != null) { // the peer has the bytes: deregister, release
                 closeQuietly(o.region());
                 unhold(o.buf());
             }
         }
-        boolean data = (imm & CONTROL) == 0;
-        if (data) {
-            peerCredits--;
-        }
-        if ((imm & CLOSE) != 0) {
+        boolean data = Immediate.isData(imm);
+        if (Immediate.isClose(imm)) {
             peerClosed = true;
         }
-        if ((imm & END_OF_STREAM) != 0) {
+        if (Immediate.isEndOfStream(imm)) {
             peerEnded = true;
         }
         int len = wc.byteLength();
@@ -633,7 +608,7 @@ final class RdmaPipe {
             if (lingerDone()) {
                 teardown();
             }
-        } else if ((imm & RENDEZVOUS) != 0 && data) {
+        } else if (Immediate.isRendezvous(imm) && data) {
             announcedByPeer(slot, len);
         } else if (len > 0 && data) {
             deliver(slot, len);
@@ -670,7 +645,7 @@ final class RdmaPipe {
                     + len + " bytes" + (r == null ? "" : ", length " + r.length) + ")"));
             return;
         }
-        inbound.add(r);
+        rendezvous.peerAnnounced(r);
         if (channel.inputShutdownLocally()) {
             r.dropped = true; // read all the same (the peer's count of reads is in order), never delivered
             repost(slot, true);
@@ -685,13 +660,13 @@ final class RdmaPipe {
     }
 
     /**
-     * Posts the reads of announced rendezvous while fewer than {@link #RENDEZVOUS_IN_FLIGHT} are in flight (the
+     * Posts the reads of announced rendezvous while fewer than {@link Rendezvous#IN_FLIGHT} are in flight (the
      * connection's read depth) and the send queue has room. (One no longer wanted is read all the same: the peer's
      * count of reads must follow the announcements' order.)
      */
     private void startRead() {
-        while (reading.size() < RENDEZVOUS_IN_FLIGHT && !closing && sqOutstanding < sqCapacity) {
-            Inbound r = inbound.poll();
+        while (!closing && sqOutstanding < sqCapacity) {
+            Inbound r = rendezvous.startRead(); // counted as reading from now on: the teardown finds it
             if (r == null) {
                 return;
             }
@@ -721,7 +696,6 @@ final class RdmaPipe {
                 return;
             }
             r.data = dest;
-            reading.add(r);
             sqOutstanding++;
             rendezvousReads++;
             try {
@@ -735,7 +709,7 @@ final class RdmaPipe {
 
     /** The head rendezvous' read completed: its bytes are ready for delivery (or dropped, if they are not wanted). */
     private void readDone(boolean ok) {
-        Inbound r = reading.poll();
+        Inbound r = rendezvous.readCompleted();
         if (r == null) {
             return;
         }
@@ -749,7 +723,7 @@ final class RdmaPipe {
             r.data = null;
         }
         if (ok) {
-            readsDoneOwed++;
+            credits.readDone();
         }
         if (!closing) {
             channel.afterIoNeeded(); // deliver it, tell the peer
@@ -868,11 +842,7 @@ final class RdmaPipe {
             channel.broken(VerbsException.of("ibv_post_recv", rc, channel.toString()));
             return;
         }
-        if (data) {
-            dataGrantsOwed++;
-        } else {
-            controlGrantsOwed++;
-        }
+        credits.reposted(data);
     }
 
     /** A lent buffer was released (any thread): posted again on the loop, or freed if the pipe is gone. */
@@ -926,7 +896,7 @@ final class RdmaPipe {
             return;
         }
         if (lingerMillis > 0 && connection != null && !peerClosed) {
-            sendMark(CLOSE | END_OF_STREAM); // a close, not a reset (when a credit allows; else the peer sees a reset)
+            sendMark(Immediate.CLOSE | Immediate.END_OF_STREAM); // a close, not a reset (when a credit allows; else the peer sees a reset)
         }
         closing = true;
         while (pendingCount > 0) { // their receive buffers are freed with the region
@@ -972,12 +942,12 @@ final class RdmaPipe {
             unhold(h);
         }
         Outbound o;
-        while ((o = announced.poll()) != null) {
+        while ((o = rendezvous.readByPeer()) != null) {
             closeQuietly(o.region());
             unhold(o.buf());
         }
         Inbound r;
-        while ((r = reading.poll()) != null || (r = inbound.poll()) != null) { // their reads ended with the QP
+        while ((r = rendezvous.takeUnread()) != null) { // their reads ended with the QP
             closeQuietly(r.own);
             if (r.data != null) {
                 r.data.release();
@@ -1019,10 +989,9 @@ final class RdmaPipe {
 
     /** The counters, for diagnostics: credits, messages in flight, waits. */
     String state() {
-        return "credits " + sendCredits + "+" + controlCredits + " owed " + dataGrantsOwed + "+" + controlGrantsOwed
-                + " peer " + peerCredits + ", in flight " + sqOutstanding
-                + (announced.isEmpty() ? "" : ", announced " + announced.size())
-                + (reading.isEmpty() && inbound.isEmpty() ? "" : ", to read " + (reading.size() + inbound.size())) + (writeBlocked ? ", writes wait" : "")
+        return credits + ", in flight " + sqOutstanding
+                + (rendezvous.unread() == 0 ? "" : ", announced " + rendezvous.unread())
+                + (rendezvous.toRead() == 0 ? "" : ", to read " + rendezvous.toRead()) + (writeBlocked ? ", writes wait" : "")
                 + (closing ? ", closing" : "");
     }
 
