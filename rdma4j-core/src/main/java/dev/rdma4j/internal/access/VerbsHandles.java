@@ -15,6 +15,7 @@ import dev.rdma4j.VerbsException;
 import dev.rdma4j.WorkCompletions;
 import dev.rdma4j.internal.QpDriver;
 import dev.rdma4j.internal.QpVerbs;
+import dev.rdma4j.internal.ffi.Native;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
@@ -22,7 +23,8 @@ import java.lang.invoke.MethodHandles;
 /**
  * {@link Access} over method handles to the verbs' package-private members: static final handles, which the JIT
  * treats as constants and inlines like direct calls. A member that is renamed or retyped fails here, at class
- * initialisation, with the member's name (and {@code AccessTest} initialises it on the host).
+ * initialisation, with the member's name ({@code AccessBridgeTest} initialises it on the host). The targets throw
+ * nothing checked but {@code VerbsException}; anything else a handle throws is rethrown unchecked.
  */
 final class VerbsHandles implements Access {
     static final VerbsHandles INSTANCE = new VerbsHandles();
@@ -72,23 +74,12 @@ final class VerbsHandles implements Access {
     private VerbsHandles() {
     }
 
-    /** What a handle threw, as the unchecked exception it must have been (the targets throw nothing else). */
-    private static RuntimeException unchecked(Throwable t) {
-        if (t instanceof RuntimeException r) {
-            return r;
-        }
-        if (t instanceof Error e) {
-            throw e;
-        }
-        return new IllegalStateException(t);
-    }
-
     @Override
     public void drive(QueuePair qp, QpDriver driver) {
         try {
             DRIVE_QP.invokeExact(qp, driver);
         } catch (Throwable t) {
-            throw unchecked(t);
+            throw Native.rethrow(t);
         }
     }
 
@@ -97,7 +88,7 @@ final class VerbsHandles implements Access {
         try {
             DRIVE_CQ.invokeExact(cq, engineThread);
         } catch (Throwable t) {
-            throw unchecked(t);
+            throw Native.rethrow(t);
         }
     }
 
@@ -108,7 +99,7 @@ final class VerbsHandles implements Access {
         } catch (VerbsException e) {
             throw e;
         } catch (Throwable t) {
-            throw unchecked(t);
+            throw Native.rethrow(t);
         }
     }
 
@@ -117,7 +108,7 @@ final class VerbsHandles implements Access {
         try {
             return (QpDriver) DRIVER.invokeExact(wcs, i);
         } catch (Throwable t) {
-            throw unchecked(t);
+            throw Native.rethrow(t);
         }
     }
 
@@ -128,7 +119,7 @@ final class VerbsHandles implements Access {
         } catch (VerbsException e) {
             throw e;
         } catch (Throwable t) {
-            throw unchecked(t);
+            throw Native.rethrow(t);
         }
     }
 
@@ -137,7 +128,7 @@ final class VerbsHandles implements Access {
         try {
             CLEAR_WR_ID.invokeExact(wcs, i);
         } catch (Throwable t) {
-            throw unchecked(t);
+            throw Native.rethrow(t);
         }
     }
 
@@ -148,7 +139,7 @@ final class VerbsHandles implements Access {
         } catch (VerbsException e) {
             throw e;
         } catch (Throwable t) {
-            throw unchecked(t);
+            throw Native.rethrow(t);
         }
     }
 
@@ -159,7 +150,7 @@ final class VerbsHandles implements Access {
         } catch (VerbsException e) {
             throw e;
         } catch (Throwable t) {
-            throw unchecked(t);
+            throw Native.rethrow(t);
         }
     }
 
@@ -168,7 +159,7 @@ final class VerbsHandles implements Access {
         try {
             return (boolean) IS_SIGNALED.invokeExact(batch, i);
         } catch (Throwable t) {
-            throw unchecked(t);
+            throw Native.rethrow(t);
         }
     }
 
@@ -179,7 +170,7 @@ final class VerbsHandles implements Access {
         } catch (VerbsException e) {
             throw e;
         } catch (Throwable t) {
-            throw unchecked(t);
+            throw Native.rethrow(t);
         }
     }
 
@@ -188,7 +179,7 @@ final class VerbsHandles implements Access {
         try {
             return (MemorySegment) PD_HANDLE.invokeExact(pd);
         } catch (Throwable t) {
-            throw unchecked(t);
+            throw Native.rethrow(t);
         }
     }
 
@@ -199,7 +190,7 @@ final class VerbsHandles implements Access {
         } catch (VerbsException e) {
             throw e;
         } catch (Throwable t) {
-            throw unchecked(t);
+            throw Native.rethrow(t);
         }
     }
 
@@ -208,7 +199,7 @@ final class VerbsHandles implements Access {
         try {
             STATE_CHANGED.invokeExact(qp, state);
         } catch (Throwable t) {
-            throw unchecked(t);
+            throw Native.rethrow(t);
         }
     }
 
@@ -217,7 +208,7 @@ final class VerbsHandles implements Access {
         try {
             return (int) POLL_READABLE.invokeExact(ch, ms, pollfd);
         } catch (Throwable t) {
-            throw unchecked(t);
+            throw Native.rethrow(t);
         }
     }
 
@@ -226,7 +217,7 @@ final class VerbsHandles implements Access {
         try {
             return (int) EPOLL_CTL.invokeExact(ch, epfd, op, id, scratch);
         } catch (Throwable t) {
-            throw unchecked(t);
+            throw Native.rethrow(t);
         }
     }
 }
