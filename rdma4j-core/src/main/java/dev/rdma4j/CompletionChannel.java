@@ -2,7 +2,6 @@ package dev.rdma4j;
 
 import dev.rdma4j.internal.ffi.EventVerbs;
 import dev.rdma4j.internal.ffi.Libc;
-import dev.rdma4j.internal.ffi.Native;
 import dev.rdma4j.internal.ffi.ResourceVerbs;
 import dev.rdma4j.internal.ffi.NativeException;
 import java.lang.foreign.Arena;
@@ -48,15 +47,16 @@ public final class CompletionChannel extends NativeResource {
         this.fd = EventVerbs.channelFd(ch);
         int rc = Libc.setNonBlocking(fd);
         if (rc < 0) {
+            VerbsException failure = VerbsException.of("fcntl", -rc, "O_NONBLOCK on completion channel fd " + fd);
             try {
                 ResourceVerbs.destroyCompChannel(ch);
-            } catch (NativeException ignored) {
-                // the fcntl failure below is the one to report
+            } catch (NativeException e) {
+                failure.addSuppressed(VerbsException.from(e)); // the fcntl failure is the one to report
             } finally {
                 arena.close();
                 abandon();
             }
-            throw VerbsException.of("fcntl", -rc, "O_NONBLOCK on completion channel fd " + fd);
+            throw failure;
         }
     }
 

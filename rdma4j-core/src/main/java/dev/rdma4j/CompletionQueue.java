@@ -3,7 +3,6 @@ package dev.rdma4j;
 import dev.rdma4j.internal.ffi.AhSrqCqAttrs;
 import dev.rdma4j.internal.ffi.DataPath;
 import dev.rdma4j.internal.ffi.EventVerbs;
-import dev.rdma4j.internal.ffi.Native;
 import dev.rdma4j.internal.ffi.ResourceVerbs;
 import dev.rdma4j.internal.ffi.WcView;
 import dev.rdma4j.internal.ffi.NativeException;

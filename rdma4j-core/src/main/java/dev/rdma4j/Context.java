@@ -4,7 +4,6 @@ import dev.rdma4j.internal.ffi.DeviceVerbs;
 import dev.rdma4j.internal.ffi.NativeException;
 import dev.rdma4j.internal.ffi.EventVerbs;
 import dev.rdma4j.internal.ffi.Libc;
-import dev.rdma4j.internal.ffi.Native;
 import java.lang.foreign.MemorySegment;
 import java.util.Comparator;
 import java.util.List;

@@ -2,7 +2,6 @@ package dev.rdma4j;
 
 import dev.rdma4j.internal.ffi.AhSrqCqAttrs;
 import dev.rdma4j.internal.ffi.DataPath;
-import dev.rdma4j.internal.ffi.Native;
 import dev.rdma4j.internal.ffi.ResourceVerbs;
 import dev.rdma4j.internal.ffi.NativeException;
 import java.lang.foreign.Arena;

@@ -5,7 +5,6 @@ import dev.rdma4j.CompletionQueue;
 import dev.rdma4j.VerbsException;
 import dev.rdma4j.internal.access.Access;
 import dev.rdma4j.internal.ffi.Libc;
-import dev.rdma4j.internal.ffi.Native;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;

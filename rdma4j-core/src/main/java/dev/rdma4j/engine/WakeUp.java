@@ -2,7 +2,6 @@ package dev.rdma4j.engine;
 
 import dev.rdma4j.VerbsException;
 import dev.rdma4j.internal.ffi.Libc;
-import dev.rdma4j.internal.ffi.Native;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
