@@ -76,6 +76,6 @@ public enum WcOpcode {
      * @return {@code true} for {@code RECV} and {@code RECV_RDMA_WITH_IMM}
      */
     public boolean isReceive() {
-        return (code & CEnums.IBV_WC_RECV) != 0;
+        return this != UNKNOWN && (code & CEnums.IBV_WC_RECV) != 0; // UNKNOWN's code, -1, has every bit
     }
 }
