@@ -1,6 +1,8 @@
 package dev.rdma4j;
 
+import static com.tngtech.archunit.core.domain.JavaClass.Predicates.assignableTo;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.methods;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -101,6 +103,17 @@ class ArchitectureTest {
                 .because("the turn (EngineTurn) is apart from what owns the thread (EngineRunner)").check(CORE);
         classes().that().haveSimpleName("EngineTurn").should().onlyDependOnClassesThat()
                 .resideOutsideOfPackage(ROOT + ".net..").check(CORE);
+    }
+
+    @Test
+    void everyPublicMethodReturningAFutureSaysAsync() {
+        // one naming for the whole API: a future is always asked for by a name ending in Async (the blocking form,
+        // where there is one, has the name without it)
+        methods().that().arePublic().and().areDeclaredInClassesThat().arePublic()
+                .and().haveRawReturnType(assignableTo(java.util.concurrent.Future.class))
+                .or().arePublic().and().areDeclaredInClassesThat().arePublic()
+                .and().haveRawReturnType(assignableTo(java.util.concurrent.CompletionStage.class))
+                .should().haveNameMatching(".*Async").check(CORE);
     }
 
     @Test

@@ -695,7 +695,7 @@ class LeakCyclesDeviceTest {
             try (CompletionEngine e = CompletionEngine.builder().build();
                     CompletionQueue cq = e.createCompletionQueue(rc.ctx, 16)) {
                 CompletableFuture.runAsync(() -> { }, e).get(60, TimeUnit.SECONDS);
-                e.drained(cq).get(60, TimeUnit.SECONDS);
+                e.drainAsync(cq).get(60, TimeUnit.SECONDS);
             }
         }
 

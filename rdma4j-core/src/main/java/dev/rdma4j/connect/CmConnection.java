@@ -23,7 +23,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * A connected rdma_cm id with its ready {@link QueuePair} (RTS). Both sides see a disconnect by either
- * one in {@link #disconnected()}. Close it before the PD/CQs its queue pair uses.
+ * one in {@link #disconnectedAsync()}. Close it before the PD/CQs its queue pair uses.
  *
  * <p><b>Who owns the queue pair.</b> The connection does: {@link #close()} closes its queue pair
  * ({@code rdma_destroy_qp}) before destroying the id. An {@link dev.rdma4j.engine.AsyncQueuePair} made by
@@ -499,7 +499,7 @@ public final class CmConnection implements AutoCloseable {
      *
      * @return the future
      */
-    public CompletableFuture<Void> disconnected() {
+    public CompletableFuture<Void> disconnectedAsync() {
         return disconnected;
     }
 
@@ -507,7 +507,7 @@ public final class CmConnection implements AutoCloseable {
      * Destroys the queue pair ({@code rdma_destroy_qp}) and the id ({@code rdma_destroy_id}), which
      * disconnects a connected peer. First refuses new calls on the id, then waits for those in progress
      * (on the engine thread or other callers' threads) to return. Idempotent; a close racing another
-     * thread's waits for its outcome. {@link #disconnected()} completes. An {@code AsyncQueuePair}
+     * thread's waits for its outcome. {@link #disconnectedAsync()} completes. An {@code AsyncQueuePair}
      * wrapping the queue pair is torn down with it (its pending futures fail); if the wrapper was closed
      * first, the queue pair is already gone and only the id is destroyed.
      *

@@ -323,7 +323,7 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
      * @return completes after the drain; exceptionally with {@link RejectedExecutionException} if the engine is
      *         closing, or {@link IllegalArgumentException} if it does not drive {@code cq}
      */
-    public java.util.concurrent.CompletableFuture<Void> drained(CompletionQueue cq) {
+    public java.util.concurrent.CompletableFuture<Void> drainAsync(CompletionQueue cq) {
         java.util.concurrent.CompletableFuture<Void> done = new java.util.concurrent.CompletableFuture<>();
         try {
             execute(new DrainTask(turn, this, cq, done));

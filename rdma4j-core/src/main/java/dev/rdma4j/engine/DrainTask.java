@@ -6,7 +6,7 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 
 /**
- * {@link CompletionEngine#drained}'s work, a task of the engine's: polls a queue until it is empty, every completion
+ * {@link CompletionEngine#drainAsync}'s work, a task of the engine's: polls a queue until it is empty, every completion
  * dispatched, then completes its future there (so its continuations run before any later completion of the queue).
  * A turn's budget is not this drain's limit; 64 budgets keep a queue that never empties (a peer sending without
  * pause) from holding the engine. Callers that wait poll the queue too: whoever holds its lock dispatches, in

@@ -222,7 +222,7 @@ public final class RdmaConnection implements AutoCloseable {
             throw new java.util.concurrent.CompletionException(e);
         }
         peerAddress = connection.peerAddress();
-        connection.disconnected().whenComplete((v, e) -> peerClosed());
+        connection.disconnectedAsync().whenComplete((v, e) -> peerClosed());
         outbox.start(); // the peer's queue pair is in RTR at least: its receives are posted
         return connection;
     }
@@ -292,7 +292,7 @@ public final class RdmaConnection implements AutoCloseable {
         if (rq == null) {
             inbox.end(new EOFException("the peer closed the connection " + name));
         } else {
-            engine.drained(rq).whenComplete((v, e) -> inbox.end(new EOFException("the peer closed the connection "
+            engine.drainAsync(rq).whenComplete((v, e) -> inbox.end(new EOFException("the peer closed the connection "
                     + name)));
         }
     }
@@ -653,7 +653,7 @@ public final class RdmaConnection implements AutoCloseable {
             // CQEs out of the CQ), so dispatch them first (each goes back, as this connection is closed)
             try {
                 q.toError();
-                engine.drained(shared.cq()).get(10, TimeUnit.SECONDS);
+                engine.drainAsync(shared.cq()).get(10, TimeUnit.SECONDS);
             } catch (VerbsException | RuntimeException | ExecutionException | TimeoutException ignored) {
                 // closed already, or the engine is gone: nothing more will be dispatched
             } catch (InterruptedException e) {

@@ -28,9 +28,9 @@ class CmMisuseDeviceTest {
                 System.out.println("disconnect: " + CmPair.outcome(c[0]::disconnect));
                 System.out.println("close again: " + CmPair.outcome(c[0]::close));
                 System.out.println("queue pair closed: " + c[0].queuePair().isClosed());
-                System.out.println("disconnected: " + c[0].disconnected().isDone());
+                System.out.println("disconnected: " + c[0].disconnectedAsync().isDone());
                 System.out.println("server disconnected: "
-                        + CmPair.outcome(() -> c[1].disconnected().get(CmPair.T, TimeUnit.SECONDS)));
+                        + CmPair.outcome(() -> c[1].disconnectedAsync().get(CmPair.T, TimeUnit.SECONDS)));
                 c[1].close();
                 System.out.println("server disconnect: " + CmPair.outcome(c[1]::disconnect));
             }
@@ -108,7 +108,7 @@ class CmMisuseDeviceTest {
                     disconnector.join();
                     peer.join();
                     c[0].close();
-                    c[1].disconnected().get(CmPair.T, TimeUnit.SECONDS);
+                    c[1].disconnectedAsync().get(CmPair.T, TimeUnit.SECONDS);
                     c[1].close();
                 }
             }

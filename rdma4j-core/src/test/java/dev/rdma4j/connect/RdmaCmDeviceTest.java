@@ -103,8 +103,8 @@ class RdmaCmDeviceTest {
                         assertThat(MemorySegmentText.get(sm, 27)).isEqualTo("over the rdma_cm connection");
 
                         c.disconnect();
-                        server.disconnected().get(T, TimeUnit.SECONDS);
-                        c.disconnected().get(T, TimeUnit.SECONDS);
+                        server.disconnectedAsync().get(T, TimeUnit.SECONDS);
+                        c.disconnectedAsync().get(T, TimeUnit.SECONDS);
                         CmEvent disconnected = clientEvents.poll(T, TimeUnit.SECONDS);
                         assertThat(disconnected).isNotNull();
                         assertThat(disconnected.type()).isEqualTo(CmEventType.DISCONNECTED);
@@ -439,7 +439,7 @@ class RdmaCmDeviceTest {
                     c[0].close(); // idempotent both
                     aq.close();
                 }
-                c[1].disconnected().get(T, TimeUnit.SECONDS);
+                c[1].disconnectedAsync().get(T, TimeUnit.SECONDS);
                 c[1].close();
             }
         } // CmPair closes the CQs, PDs and the channel: refused if anything were left

@@ -369,7 +369,7 @@ public final class RdmaChannel extends AbstractChannel implements DuplexChannel 
         local = c.localAddress();
         remote = c.peerAddress();
         state = State.ACTIVE;
-        c.disconnected().whenComplete((v, e) -> runOnLoop(this::peerDisconnected, null));
+        c.disconnectedAsync().whenComplete((v, e) -> runOnLoop(this::peerDisconnected, null));
         pipeline().fireChannelActive();
     }
 

@@ -882,7 +882,7 @@ final class RdmaPipe {
 
     /** Completes (on the loop) once every completion already in the CQ was handled, then runs {@code then}. */
     void drainThen(Runnable then) {
-        engine.drained(cq).whenComplete((v, e) -> then.run());
+        engine.drainAsync(cq).whenComplete((v, e) -> then.run());
     }
 
     // ---------------------------------------------------------------- close

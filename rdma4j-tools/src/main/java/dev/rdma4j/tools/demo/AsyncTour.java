@@ -130,7 +130,7 @@ final class AsyncTour {
 
             narrator.step("17. Disconnect", "alice calls rdma_disconnect; bob's DISCONNECTED event completes a future");
             alice.disconnect();
-            bob.disconnected().get(T, TimeUnit.SECONDS);
+            bob.disconnectedAsync().get(T, TimeUnit.SECONDS);
             narrator.verify("bob saw the disconnect; his queue pair is now " + bob.queuePair().query().state(),
                     bob.queuePair().query().state() == dev.rdma4j.QpState.ERROR);
         }

@@ -119,7 +119,7 @@ final class RpingSession implements AutoCloseable {
      */
     boolean attach(CmConnection c) {
         connection = c;
-        disconnectEvent = c.disconnected().thenRun(() -> {
+        disconnectEvent = c.disconnectedAsync().thenRun(() -> {
             if (!closing) {
                 err.printf("%s DISCONNECT EVENT...%n", role);
             }
