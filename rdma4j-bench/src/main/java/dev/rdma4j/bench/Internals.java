@@ -40,10 +40,12 @@ import java.util.function.IntFunction;
  * <p>The members a benchmark measures are called through {@code static final} handles with {@code invokeExact},
  * which the JIT treats as constants and inlines like the direct calls the benchmarks made when they sat in the
  * core's package: the measured path is the core's own code. A receiver of a package-private type is an
- * {@code Object} here (the handle casts it back, {@link MethodHandle#asType asType}). The owner a work queue
- * registers in {@code WorkRequestIds} is an object of a small class {@link #owner} defines, at run time, as a hidden
- * class of the core's package: {@code Owner} is a package-private interface, which no class outside the package can
- * implement, and the completion path calls it through {@code invokeinterface} as the poller does.
+ * {@code Object} here and the handle casts it back ({@link MethodHandle#asType asType}): a type check the direct
+ * calls did not have, the one thing this adds to a measured path. The owner a benchmark registers in
+ * {@code WorkRequestIds} ({@link #register}) is an object of a small class defined at class initialisation as a
+ * hidden class of the core's package: {@code Owner} is a package-private interface, which no class outside the
+ * package can implement; the core's {@code WorkRequestIds.owner} finds it by token and the completion calls it
+ * through {@code invokeinterface}, as the poller calls a queue pair's.
  *
  * <p>Threading: stateless (constants); each method has the threading of the member it reaches, e.g. a
  * {@code WorkRing} has one producer and one consumer at a time, which the benchmarks confine to one thread.
