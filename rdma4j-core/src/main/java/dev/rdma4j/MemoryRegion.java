@@ -88,7 +88,8 @@ public final class MemoryRegion extends NativeResource {
      * A region that was never registered, for benchmarks of the host-side hot path (rdma4j-bench encodes and
      * pins without a device): the keys are made up, there is no protection domain, and closing it frees
      * nothing. It can never reach a device: posting needs a queue pair, which needs a device. Kept
-     * package-private: only code in this package (tests, the benchmarks on the class path) can make one.
+     * package-private: only code in this package (tests) can make one, and rdma4j-bench's {@code Internals},
+     * reflectively, on the class path.
      */
     static MemoryRegion unregistered(MemorySegment segment, int lkey, int rkey) {
         return new MemoryRegion(segment, lkey, rkey);

@@ -21,15 +21,15 @@ class BenchTest {
     @Test
     void theTableShowsEveryIterationAndASteadyStateWithoutTheLast() throws Exception {
         Collection<RunResult> results = new Runner(new OptionsBuilder()
-                .include("dev\\.rdma4j\\.(EncodeHostBench\\.send|CompletionsHostBench\\.get)$")
+                .include("dev\\.rdma4j\\.bench\\.(EncodeHostBench\\.send|CompletionsHostBench\\.get)$")
                 .forks(0).warmupIterations(1).warmupTime(TimeValue.milliseconds(300))
                 .measurementIterations(3).measurementTime(TimeValue.milliseconds(300))
                 .timeUnit(TimeUnit.NANOSECONDS).addProfiler(GCProfiler.class).shouldFailOnError(true).build()).run();
         String table = Bench.allocationTable(results);
         List<String> lines = table.lines().toList();
         assertThat(lines).anyMatch(l -> l.startsWith("Benchmark") && l.contains("steady B/op"));
-        String[] encode = row(lines, "dev.rdma4j.EncodeHostBench.send");
-        String[] copy = row(lines, "dev.rdma4j.CompletionsHostBench.get");
+        String[] encode = row(lines, "dev.rdma4j.bench.EncodeHostBench.send");
+        String[] copy = row(lines, "dev.rdma4j.bench.CompletionsHostBench.get");
         for (String[] r : List.of(encode, copy)) {
             // name, mean, steady, then the 3 measured iterations
             assertThat(r).as(Arrays.toString(r)).hasSize(6);

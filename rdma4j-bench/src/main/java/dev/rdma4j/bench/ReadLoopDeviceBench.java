@@ -1,6 +1,12 @@
-package dev.rdma4j;
+package dev.rdma4j.bench;
 
-import dev.rdma4j.bench.LoopbackPair;
+import dev.rdma4j.CompletionQueue;
+import dev.rdma4j.MemoryRegion;
+import dev.rdma4j.QueuePair;
+import dev.rdma4j.RemoteRegion;
+import dev.rdma4j.SendBatch;
+import dev.rdma4j.VerbsException;
+import dev.rdma4j.WorkCompletions;
 import dev.rdma4j.internal.ffi.DataPath;
 import dev.rdma4j.internal.ffi.WcView;
 import dev.rdma4j.internal.ffi.WrView;
@@ -29,8 +35,9 @@ import org.openjdk.jmh.annotations.TearDown;
  * encoded once, none of rdma4j's book-keeping; {@link #rawLong} through downcall handles that take every pointer
  * as a {@code long}. {@code api} against {@code raw} is what rdma4j's layers cost a round trip; {@code raw} against
  * a C loop doing the same ({@code ib_read_lat}) is what the JVM and FFM cost; {@link #rawLongAfterGap} shows what
- * the guest charges for any work done between a completion and the next post. A device benchmark in package
- * {@code dev.rdma4j} (the class path), since it reaches past the API for the handles.
+ * the guest charges for any work done between a completion and the next post. The set-up reaches past the API for
+ * the native handles (through {@link Internals}, class path only); the measured calls are the public API's,
+ * {@code DataPath}'s and the downcall handles'.
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.AverageTime)
@@ -84,13 +91,13 @@ public class ReadLoopDeviceBench {
         WrView.rdma(wr, 0, mr.segment().address() + 4096, mr.rkey());
         badWr = arena.allocate(ValueLayout.ADDRESS);
         wc = arena.allocate(WcView.SIZE * 4, 8);
-        postFn = DataPath.op(lb.ctx.handle(), DataPath.Op.POST_SEND);
-        pollFn = DataPath.op(lb.ctx.handle(), DataPath.Op.POLL_CQ);
+        postFn = DataPath.op(Internals.handle(lb.ctx), DataPath.Op.POST_SEND);
+        pollFn = DataPath.op(Internals.handle(lb.ctx), DataPath.Op.POLL_CQ);
         wrAddr = wr.address();
         badWrAddr = badWr.address();
         wcAddr = wc.address();
         qpAddr = RawDowncalls.qpAddress(a);
-        cqAddr = cqA.handle().address();
+        cqAddr = Internals.handle(cqA).address();
     }
 
     @TearDown(Level.Trial)

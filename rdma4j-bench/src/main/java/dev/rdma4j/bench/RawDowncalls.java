@@ -1,9 +1,9 @@
-package dev.rdma4j;
+package dev.rdma4j.bench;
 
+import dev.rdma4j.QueuePair;
 import dev.rdma4j.internal.ffi.DataPath;
 import dev.rdma4j.internal.ffi.WcView;
 import java.lang.foreign.MemorySegment;
-import java.lang.reflect.Field;
 
 /**
  * The floor benchmarks' bare path: the two downcalls rdma4j makes ({@code ibv_post_send} and {@code ibv_poll_cq}
@@ -15,10 +15,8 @@ final class RawDowncalls {
     }
 
     /** The {@code struct ibv_qp *} of {@code qp}, which the API does not expose. */
-    static long qpAddress(QueuePair qp) throws ReflectiveOperationException {
-        Field handle = QueuePair.class.getDeclaredField("handle");
-        handle.setAccessible(true);
-        return ((MemorySegment) handle.get(qp)).address();
+    static long qpAddress(QueuePair qp) {
+        return Internals.handle(qp).address();
     }
 
     /**

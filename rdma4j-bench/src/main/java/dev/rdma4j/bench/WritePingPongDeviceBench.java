@@ -1,6 +1,12 @@
-package dev.rdma4j;
+package dev.rdma4j.bench;
 
-import dev.rdma4j.bench.LoopbackPair;
+import dev.rdma4j.CompletionQueue;
+import dev.rdma4j.MemoryRegion;
+import dev.rdma4j.QueuePair;
+import dev.rdma4j.RemoteRegion;
+import dev.rdma4j.SendBatch;
+import dev.rdma4j.VerbsException;
+import dev.rdma4j.WorkCompletions;
 import dev.rdma4j.internal.ffi.DataPath;
 import dev.rdma4j.internal.ffi.WcView;
 import dev.rdma4j.internal.ffi.WrView;
@@ -33,8 +39,9 @@ import org.openjdk.jmh.infra.Control;
  * {@code DataPath.pollCq}) on requests encoded once. One guest run (2026-11-25, in that order): api 355-586 µs,
  * prepared 278-451 µs, raw 194-226 µs a round trip. In one guest run (idle=poll)
  * a scratch harness measured raw 94-113 µs and api 236-275 µs a half round trip, and the same loop in C with two
- * threads 110-129 µs: the JVM is at C's floor here, rdma4j's layers are not. A device benchmark in package
- * {@code dev.rdma4j} (the class path), since it reaches past the API for the handles.
+ * threads 110-129 µs: the JVM is at C's floor here, rdma4j's layers are not. The set-up reaches past the API for
+ * the native handles (through {@link Internals}, class path only); the measured calls are the public API's and
+ * {@code DataPath}'s.
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
@@ -78,8 +85,7 @@ public class WritePingPongDeviceBench {
         /** A: its last message still awaits its reply (the measurement stopped while it waited). */
         private boolean awaiting;
 
-        Side(LoopbackPair lb, QueuePair qp, CompletionQueue cq, long myArea, long peerArea, long src)
-                throws ReflectiveOperationException {
+        Side(LoopbackPair lb, QueuePair qp, CompletionQueue cq, long myArea, long peerArea, long src) {
             this.qp = qp;
             this.cq = cq;
             this.mr = lb.mr;
@@ -88,10 +94,10 @@ public class WritePingPongDeviceBench {
             this.myArea = myArea;
             this.peerArea = peerArea;
             this.src = src;
-            postFn = DataPath.op(lb.ctx.handle(), DataPath.Op.POST_SEND);
-            pollFn = DataPath.op(lb.ctx.handle(), DataPath.Op.POLL_CQ);
+            postFn = DataPath.op(Internals.handle(lb.ctx), DataPath.Op.POST_SEND);
+            pollFn = DataPath.op(Internals.handle(lb.ctx), DataPath.Op.POLL_CQ);
             qpAddress = RawDowncalls.qpAddress(qp);
-            cqAddress = cq.handle().address();
+            cqAddress = Internals.handle(cq).address();
             MemorySegment sge = arena.allocate(WrView.SGE_SIZE, 8);
             WrView.sge(sge, 0, buf.address() + src, 64, mr.lkey());
             wr = arena.allocate(WrView.SEND_SIZE, 8);
