@@ -8,7 +8,6 @@ import dev.rdma4j.engine.CompletionEngine;
 import dev.rdma4j.engine.WorkRequestException;
 import dev.rdma4j.internal.Timeouts;
 import dev.rdma4j.net.protocol.Credits;
-import dev.rdma4j.net.protocol.Immediate;
 import dev.rdma4j.net.protocol.SendSlots;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
@@ -18,7 +17,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BooleanSupplier;
@@ -29,25 +27,14 @@ import java.util.function.BooleanSupplier;
  * receive for it ({@link Credits}); beyond the buffers a copy waits its turn. Receives this side posts again are
  * granted to the peer in the immediate of the next message, or of a message of credits only when the peer may be out.
  *
- * <p>Threading: thread-safe: the protocol's state is guarded by one lock, taken by senders and by the thread that
- * dispatches the connection's completions. A data message that arrives and a buffer given back usually take no lock:
- * they are counted in {@link #arrivals} (one atomic add) and applied by the next holder of the lock, unless the
- * {@link #hint} the last holder left says they may let a message go now ({@link Credits#arrivalsMatter}). A holder
- * publishes the hint, then looks at the arrivals again: an arrival that read an older hint was added before that look,
- * so one of the two always takes the lock for it.
+ * <p>Threading: thread-safe: the protocol's state is guarded by one lock, taken by senders, by the thread that
+ * dispatches the connection's completions, and by whoever gives a message's buffer back.
  */
 final class Outbox {
     /** The tag bit of a send (a receive's tag is its buffer's index). */
     static final long SEND = 1L << 32;
     /** The tag of a message of credits only. */
     private static final long CREDIT = SEND | 1L << 33;
-    /** {@link #arrivals}: one data message received, one data credit granted, one data receive posted again. */
-    private static final long MESSAGE = 1;
-    private static final long GRANT = 1L << 21;
-    private static final long REPOST = 1L << 42;
-    private static final int FIELD = (1 << 21) - 1;
-    /** The top bit of each field: set, the arrivals are applied at once, so that no field overflows. */
-    private static final long FIELD_TOPS = 1L << 20 | 1L << 41 | 1L << 62;
 
     private final CompletionEngine engine;
     private final String name;
@@ -77,13 +64,6 @@ final class Outbox {
     private volatile List<Failed> toFail;
     /** Whether this side's receives were granted: credit messages may go. */
     private boolean started;
-    /**
-     * Arrivals not yet applied to {@link #credits}: data messages received (bits 0-20), the data credits they granted
-     * (21-41), data receives posted again (42-62). Applied and zeroed under the lock ({@link #absorb}).
-     */
-    private final AtomicLong arrivals = new AtomicLong();
-    /** {@link Credits#arrivalHint}, published under the lock after each {@link #pump}, read without it. */
-    private volatile long hint = Credits.EVERY_ARRIVAL_MATTERS;
     /** Why nothing more is posted (a post or a request failed, the peer left, the close is past its linger), or null. */
     private Throwable stopped;
     private MemoryRegion region;
@@ -255,40 +235,6 @@ final class Outbox {
      * a message of credits only if the peer may be out of them. Allocates nothing.
      */
     private void pump() {
-        do {
-            absorb();
-            pumpOnce();
-            hint = credits.arrivalHint(slots.hasStaged());
-        } while (arrivals.get() != 0); // an arrival after absorb may have read the older hint: it is applied here
-    }
-
-    /** Applies {@link #arrivals} to the credits (lock held). */
-    private void absorb() {
-        if (arrivals.get() != 0) {
-            long a = arrivals.getAndSet(0);
-            credits.arrived((int) (a & FIELD), (int) (a >>> 21 & FIELD), (int) (a >>> 42 & FIELD));
-        }
-    }
-
-    /**
-     * A data message arrived, or a data receive was posted again ({@code delta} of {@link #arrivals}): counted without
-     * the lock; posts what may go if the last {@link #hint} says it may change that.
-     */
-    private void arrive(long delta) {
-        long a = arrivals.addAndGet(delta);
-        if ((a & FIELD_TOPS) != 0 || Credits.arrivalsMatter(hint, (int) (a & FIELD), (int) (a >>> 21 & FIELD),
-                (int) (a >>> 42 & FIELD))) {
-            lock.lock();
-            try {
-                pump();
-            } finally {
-                lock.unlock();
-            }
-            finish();
-        }
-    }
-
-    private void pumpOnce() {
         while (stopped == null && !pending.isEmpty() && slots.hasFree()) {
             PendingSend p = pending.poll();
             int slot = fill(p.data()); // a copy on the heap: cannot fail
@@ -452,10 +398,6 @@ final class Outbox {
      * them); {@code controlReposted} when its receive was a control one, posted again at once.
      */
     void received(int imm, boolean controlReposted) {
-        if (!controlReposted && Immediate.isData(imm) && Immediate.controlGrants(imm) == 0) {
-            arrive(MESSAGE + Immediate.dataGrants(imm) * GRANT);
-            return;
-        }
         lock.lock();
         try {
             credits.received(imm);
@@ -471,7 +413,14 @@ final class Outbox {
 
     /** A data receive was posted again (the application gave its buffer back): a credit for the peer. */
     void reposted() {
-        arrive(REPOST);
+        lock.lock();
+        try {
+            credits.reposted(true);
+            pump();
+        } finally {
+            lock.unlock();
+        }
+        finish();
     }
 
     /** The close: the sends waiting for a buffer fail with {@code cause}. */
@@ -533,7 +482,6 @@ final class Outbox {
     public String toString() {
         lock.lock();
         try {
-            absorb();
             return name + ": " + credits + ", " + slots + ", " + pending.size() + " waiting for a buffer";
         } finally {
             lock.unlock();

@@ -19,14 +19,6 @@ public final class Credits {
     /** Receives each side posts beyond its data receives, for credit-only and mark messages. */
     public static final int CONTROL_RECEIVES = 2;
 
-    private static final long HINT_FIELD = (1L << 30) - 1;
-    private static final long HINT_OWED = 1L << 60;
-    private static final long HINT_WAITING = 1L << 61;
-    private static final long HINT_ALWAYS = 1L << 62;
-
-    /** An {@link #arrivalHint} under which every arrival matters: before the first snapshot. */
-    public static final long EVERY_ARRIVAL_MATTERS = HINT_ALWAYS;
-
     private final int dataReceives;
     /** Data messages this side may still send (the peer's data receives granted and not yet consumed). */
     private int sendCredits;
@@ -174,61 +166,6 @@ public final class Credits {
         } else {
             controlGrantsOwed++;
         }
-    }
-
-    /**
-     * Arrivals recorded where they happened, without this object's lock, applied at once: {@code dataMessages} data
-     * messages whose immediates granted {@code dataGrants} data credits in all (and no control credit), and
-     * {@code dataReposts} data receives posted again. The same as that many {@link #received} and
-     * {@code reposted(true)} calls, in any order.
-     *
-     * @param dataMessages data messages received, not negative
-     * @param dataGrants the data credits their immediates granted, not negative
-     * @param dataReposts data receives posted again, not negative
-     */
-    public void arrived(int dataMessages, int dataGrants, int dataReposts) {
-        sendCredits += dataGrants;
-        peerCredits -= dataMessages;
-        dataGrantsOwed += dataReposts;
-    }
-
-    /**
-     * What a side that records arrivals without the lock ({@link #arrived}) needs to tell whether they matter
-     * ({@link #arrivalsMatter}): a snapshot of this state, taken under the lock once the side posted what it could.
-     *
-     * @param dataWaiting whether a data message waits for a credit
-     * @return the snapshot, packed in a long (for one volatile field)
-     */
-    public long arrivalHint(boolean dataWaiting) {
-        long always = readsDoneOwed > 0 || creditMessageDue() ? HINT_ALWAYS : 0;
-        long waiting = dataWaiting ? HINT_WAITING : 0;
-        long owed = dataGrantsOwed > 0 ? HINT_OWED : 0;
-        // the data receives posted again after which a credit message is due (owed reaching half the receives);
-        // both fields clamped downwards, which only makes the hint answer "matters" sooner
-        long room = Math.clamp((long) Math.max(1, dataReceives / 2) - dataGrantsOwed, 0, HINT_FIELD);
-        long peer = Math.clamp(peerCredits, 0, HINT_FIELD);
-        return always | waiting | owed | room << 30 | peer;
-    }
-
-    /**
-     * Whether arrivals not yet applied could let a message go: data that waits for a credit and got one, or a message
-     * of credits only that became due ({@link #creditMessageDue}). When false, applying them ({@link #arrived})
-     * changes nothing that would be posted now, and may wait for the next time the state is taken.
-     *
-     * @param hint {@link #arrivalHint}'s snapshot, taken when no arrival was pending
-     * @param dataMessages data messages received since
-     * @param dataGrants data credits they granted
-     * @param dataReposts data receives posted again since
-     * @return true if the state must be taken and what may go posted
-     */
-    public static boolean arrivalsMatter(long hint, int dataMessages, int dataGrants, int dataReposts) {
-        if ((hint & HINT_ALWAYS) != 0 || (hint & HINT_WAITING) != 0 && dataGrants > 0) {
-            return true;
-        }
-        if (dataReposts >= ((hint >>> 30) & HINT_FIELD)) {
-            return true;
-        }
-        return ((hint & HINT_OWED) != 0 || dataReposts > 0) && dataMessages >= (hint & HINT_FIELD);
     }
 
     /** One of the peer's rendezvous was read: owed to the peer in a later immediate. */

@@ -18,14 +18,12 @@ import net.jqwik.api.constraints.IntRange;
  * {@link Immediate} as the transports do: {@code net.RdmaConnection} ({@link Mode#STAGED}: a message waits in its
  * send buffer for a credit, credits are granted by a first message) and rdma4j-netty's pipe ({@link Mode#PIPE}: a
  * message takes a buffer only when it can go, credits are known from the connection's private data, large writes go
- * by rendezvous), and {@link Mode#STAGED_LAZY}, STAGED as {@code net}'s Outbox runs it: a data message that arrives
- * and a buffer given back are counted, not applied, unless {@link Credits#arrivalsMatter} says they may let a message
- * go (else the next event applies them). Any interleaving of sends, arrivals, send completions, reads, takes and releases must keep the
+ * by rendezvous). Any interleaving of sends, arrivals, send completions, reads, takes and releases must keep the
  * receives a peer posted at least what the other may send (never a send without a receive: no RNR), deliver in order,
  * and, once both sides keep running, deliver everything (no deadlock).
  */
 class ProtocolPropertyTest {
-    enum Mode { STAGED, STAGED_LAZY, PIPE }
+    enum Mode { STAGED, PIPE }
 
     enum Kind { SEND, SEND_LARGE, ARRIVE, COMPLETE, READ_DONE, TAKE, RELEASE }
 
@@ -72,11 +70,6 @@ class ProtocolPropertyTest {
         int held;
         int nextSeq;
         int messagesSent;
-        /** STAGED_LAZY: arrivals not yet applied to the credits, and the hint the last pump left. */
-        int lazyMessages;
-        int lazyGrants;
-        int lazyReposts;
-        long hint = Credits.EVERY_ARRIVAL_MATTERS;
 
         Peer(Mode mode, String name, int dataReceives, int sendSlots) {
             this.mode = mode;
@@ -107,11 +100,7 @@ class ProtocolPropertyTest {
 
         /** What a transport does after any event: posts what credits allow, then credits if due. */
         void pump() {
-            if (mode == Mode.STAGED_LAZY) {
-                credits.arrived(lazyMessages, lazyGrants, lazyReposts);
-                lazyMessages = lazyGrants = lazyReposts = 0;
-            }
-            if (mode != Mode.PIPE) {
+            if (mode == Mode.STAGED) {
                 while (!pending.isEmpty() && slots.hasFree()) {
                     slotSeq[slots.fill()] = pending.poll().seq();
                 }
@@ -143,16 +132,6 @@ class ProtocolPropertyTest {
                     transmit(new Wire(-1, credits.takeGrants(spend), -1));
                 }
             }
-            if (mode == Mode.STAGED_LAZY) {
-                hint = credits.arrivalHint(slots.hasStaged());
-            }
-        }
-
-        /** After an arrival counted without the lock: pumps only if it may let a message go. */
-        void pumpIfArrivalsMatter() {
-            if (mode != Mode.STAGED_LAZY || Credits.arrivalsMatter(hint, lazyMessages, lazyGrants, lazyReposts)) {
-                pump();
-            }
         }
 
         void transmit(Wire w) {
@@ -166,7 +145,7 @@ class ProtocolPropertyTest {
          * the wire toward the other, and the grants on their way back.
          */
         void checkNoSendWithoutReceive() {
-            int grantsComing = lazyGrants; // arrived here, not yet applied
+            int grantsComing = 0;
             for (Wire w : other.wire) {
                 grantsComing += Immediate.dataGrants(w.imm()) + Immediate.controlGrants(w.imm());
             }
@@ -186,14 +165,7 @@ class ProtocolPropertyTest {
             assertThat(o.posted).as("a receive posted at %s for %s's message (else RNR)", o.name, name).isPositive();
             o.posted--;
             completions.add(w.slot()); // acknowledged: the send completes
-            boolean lazy = o.mode == Mode.STAGED_LAZY && Immediate.isData(w.imm())
-                    && Immediate.controlGrants(w.imm()) == 0;
-            if (lazy) {
-                o.lazyMessages++;
-                o.lazyGrants += Immediate.dataGrants(w.imm());
-            } else {
-                o.credits.received(w.imm());
-            }
+            o.credits.received(w.imm());
             for (int n = Immediate.readsDone(w.imm()); n > 0; n--) {
                 assertThat(o.rendezvous.readByPeer()).as("a rendezvous read that %s announced", o.name).isNotNull();
             }
@@ -211,21 +183,13 @@ class ProtocolPropertyTest {
                     }
                 }
             }
-            if (lazy) {
-                o.pumpIfArrivalsMatter();
-            } else {
-                o.pump();
-            }
+            o.pump();
             return true;
         }
 
         void repost(boolean data) {
             posted++;
-            if (data && mode == Mode.STAGED_LAZY) {
-                lazyReposts++;
-            } else {
-                credits.reposted(data);
-            }
+            credits.reposted(data);
         }
 
         boolean complete() {
@@ -267,9 +231,7 @@ class ProtocolPropertyTest {
             } else {
                 held++;
             }
-            if (mode != Mode.STAGED_LAZY) { // net's take does not touch the sending side
-                pump();
-            }
+            pump();
             return true;
         }
 
@@ -279,7 +241,7 @@ class ProtocolPropertyTest {
             }
             held--;
             repost(true);
-            pumpIfArrivalsMatter();
+            pump();
             return true;
         }
 
