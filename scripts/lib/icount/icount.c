@@ -149,7 +149,7 @@ static void end_spin(struct counts *c)
 }
 
 /* ---- the profile: instructions by block of code, spin left out ---- */
-#define BLOCKS (1 << 20) /* a power of two; one more slot, the last, for blocks that found no room */
+#define BLOCKS (1 << 22) /* a power of two (64 MiB of tables at 16-byte blocks); one more slot, the last, for blocks that found no room */
 #define PENDING 8192
 struct tb_info { /* a translated block's, for its execution callback */
 	uint64_t v; /* instructions | KERNEL_BIT */

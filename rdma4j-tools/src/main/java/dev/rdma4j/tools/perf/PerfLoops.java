@@ -163,7 +163,8 @@ final class PerfLoops implements AutoCloseable {
      * @param n        iterations (per QP), when {@code duration} is 0
      * @param duration seconds, or 0
      * @param record   whether to measure (false in the warm-up)
-     * @return the row, or {@code null} on a side that does not report
+     * @return the run's figures, which {@link #row} makes the row (after the barrier that follows the run), or
+     *         {@code null} on a side that does not report
      * @throws PerfException if a post or a completion fails, or the peer leaves
      */
     Object run(long size, long n, int duration, boolean record) throws PerfException {
@@ -526,10 +527,33 @@ final class PerfLoops implements AutoCloseable {
 
     private Object latencyRow(int size, long iterations, long elapsedNs) {
         loopEnded();
-        if (histogram.getTotalCount() == 0) {
-            return new PerfResults.Latency(size, iterations, 0, 0, 0, 0, 0, 0, 0, 0);
+        return new RanLatency(size, iterations, elapsedNs);
+    }
+
+    /**
+     * A latency run's figures before its row is made ({@link #row}): the histogram's percentiles are computed only
+     * after the barrier that follows the run, so that one side's reckoning (HdrHistogram's iteration, code run once)
+     * does not fall in the other side's measured window (--icount counts every vCPU; under C2 the server's row cost
+     * 880 instructions an iteration of the client's write_lat window).
+     */
+    private record RanLatency(int size, long iterations, long elapsedNs) {
+    }
+
+    /**
+     * The row of what {@link #run} returned: a latency run's is computed here from its histogram, which the next run
+     * resets; any other row is returned as it is.
+     *
+     * @param ran what {@link #run} returned
+     * @return the row, or null for a side that does not report
+     */
+    Object row(Object ran) {
+        if (!(ran instanceof RanLatency l)) {
+            return ran;
         }
-        return PerfResults.latency(histogram, p.test().rttFactor(), size, iterations, elapsedNs);
+        if (histogram.getTotalCount() == 0) {
+            return new PerfResults.Latency(l.size(), l.iterations(), 0, 0, 0, 0, 0, 0, 0, 0);
+        }
+        return PerfResults.latency(histogram, p.test().rttFactor(), l.size(), l.iterations(), l.elapsedNs());
     }
 
     // ------------------------------------------------------------------ bandwidth

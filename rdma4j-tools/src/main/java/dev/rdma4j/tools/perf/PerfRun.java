@@ -180,8 +180,9 @@ final class PerfRun {
         out.flush();
         List<Object> rows = new ArrayList<>();
         for (long size : p.sizes()) {
-            Object row = loops.run(size, p.iterationsFor(size), p.duration(), true);
-            sync(socket);
+            Object ran = loops.run(size, p.iterationsFor(size), p.duration(), true);
+            sync(socket); // both loops ended: the rows' reckoning falls in neither side's measured window
+            Object row = loops.row(ran);
             if (report) {
                 out.println(row instanceof PerfResults.Latency l ? PerfReport.row(l, p.duration() > 0)
                         : PerfReport.row((PerfResults.Bandwidth) row));
