@@ -336,9 +336,12 @@ final class Outbox {
 
     /** After the lock: completes the futures failed under it (one volatile read when there are none). */
     private void finish() {
-        if (toFail == null) {
-            return;
+        if (toFail != null) { // small enough for C1 to inline: the failure's path is a call of its own
+            completeFailed();
         }
+    }
+
+    private void completeFailed() {
         List<Failed> l;
         lock.lock();
         try {
@@ -383,7 +386,9 @@ final class Outbox {
                 futureSends--;
             }
             slots.done(slot);
-            pump();
+            if (!pending.isEmpty()) { // a freed buffer changes nothing else: the credits are as they were
+                pump();
+            }
         } finally {
             lock.unlock();
         }

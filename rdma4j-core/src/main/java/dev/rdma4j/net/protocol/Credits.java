@@ -19,7 +19,8 @@ public final class Credits {
     /** Receives each side posts beyond its data receives, for credit-only and mark messages. */
     public static final int CONTROL_RECEIVES = 2;
 
-    private final int dataReceives;
+    /** Data grants owed that make a credit-only message due by themselves: half the data receives, at least 1. */
+    private final int grantsDue;
     /** Data messages this side may still send (the peer's data receives granted and not yet consumed). */
     private int sendCredits;
     /** Credit-only / mark messages this side may still send. */
@@ -46,7 +47,7 @@ public final class Credits {
         if (dataReceives < 1) {
             throw new IllegalArgumentException("a side needs at least one data receive: " + dataReceives);
         }
-        this.dataReceives = dataReceives;
+        this.grantsDue = Math.max(1, dataReceives / 2);
     }
 
     /**
@@ -181,7 +182,7 @@ public final class Credits {
      */
     public boolean creditMessageDue() {
         return readsDoneOwed > 0
-                || dataGrantsOwed > 0 && (dataGrantsOwed >= Math.max(1, dataReceives / 2) || peerCredits <= 0);
+                || dataGrantsOwed > 0 && (dataGrantsOwed >= grantsDue || peerCredits <= 0);
     }
 
     /**
