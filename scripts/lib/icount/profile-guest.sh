@@ -18,7 +18,7 @@ j=$ROOT/bin/rdma4j
 tool=(perf --warmup-time "$warmup") connected='remote address'
 if [ "${1:-}" = net-pingpong ]; then
 	shift
-	tool=(net-pingpong) connected='connected to'
+	tool=(net-pingpong --warmup-time "$warmup") connected='connected to'
 elif [ "${1:-}" = perf ]; then
 	shift
 fi
