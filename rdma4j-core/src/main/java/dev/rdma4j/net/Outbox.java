@@ -136,7 +136,7 @@ final class Outbox {
             inFlight[slot] = result;
             futureSends++;
             engine.expect(sendCq); // a blocking receiver may have borrowed the CQ's channel: taken back, or it wakes
-            pump();
+            postFilled();
         } catch (RuntimeException e) {
             result.completeExceptionally(e);
         } finally {
@@ -162,7 +162,7 @@ final class Outbox {
                 int slot = fill(data);
                 inFlight[slot] = null;
                 unacknowledged++;
-                pump();
+                postFilled();
                 return null; // acknowledged in the dispatcher, its failure the next call's, the close waits for it
             }
             CompletableFuture<Void> f = new CompletableFuture<>();
@@ -228,6 +228,27 @@ final class Outbox {
         } finally {
             lock.unlock();
         }
+    }
+
+    /**
+     * A buffer was just filled (lock held): posted at once when it is the only one staged and a data credit is held,
+     * the common case, without {@link #pump}'s loops (whose compiled form would inline the whole post into every
+     * caller); else staged for the pump, which keeps the order.
+     */
+    private void postFilled() {
+        if (slots.staged() == 1 && credits.canSendData()) {
+            int slot = slots.post();
+            credits.spendData();
+            Throwable e = post((long) slot * size, lengths[slot], SEND | slot, credits.takeGrants(0));
+            if (e != null) {
+                broke(slot, e);
+                return;
+            }
+            if (!credits.creditMessageDue()) {
+                return; // the immediate took every grant owed (as it does unless more than it holds are)
+            }
+        }
+        pump();
     }
 
     /**
@@ -409,7 +430,11 @@ final class Outbox {
             if (controlReposted) {
                 credits.reposted(false);
             }
-            pump();
+            // credits came: staged sends may go, or a credit message that had none may; nothing else changed (no
+            // buffer was freed, so no send waiting for one can take it)
+            if (slots.hasStaged() || credits.creditMessageDue()) {
+                pump();
+            }
         } finally {
             lock.unlock();
         }
@@ -421,7 +446,9 @@ final class Outbox {
         lock.lock();
         try {
             credits.reposted(true);
-            pump();
+            if (credits.creditMessageDue()) { // a grant owed changes nothing else: it rides on the next message
+                pump();
+            }
         } finally {
             lock.unlock();
         }
