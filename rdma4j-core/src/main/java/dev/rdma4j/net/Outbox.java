@@ -237,18 +237,23 @@ final class Outbox {
      */
     private void postFilled() {
         if (slots.staged() == 1 && credits.canSendData()) {
-            int slot = slots.post();
-            credits.spendData();
-            Throwable e = post((long) slot * size, lengths[slot], SEND | slot, credits.takeGrants(0));
-            if (e != null) {
-                broke(slot, e);
-                return;
-            }
-            if (!credits.creditMessageDue()) {
+            if (!postOldest() || !credits.creditMessageDue()) {
                 return; // the immediate took every grant owed (as it does unless more than it holds are)
             }
         }
         pump();
+    }
+
+    /** Posts the oldest staged buffer on a data credit (lock held): false if the post failed (nothing more goes). */
+    private boolean postOldest() {
+        int slot = slots.post();
+        credits.spendData();
+        Throwable e = post((long) slot * size, lengths[slot], SEND | slot, credits.takeGrants(0));
+        if (e != null) {
+            broke(slot, e);
+            return false;
+        }
+        return true;
     }
 
     /**
@@ -264,11 +269,7 @@ final class Outbox {
             engine.expect(sendCq);
         }
         while (stopped == null && slots.hasStaged() && credits.canSendData()) {
-            int slot = slots.post();
-            credits.spendData();
-            Throwable e = post((long) slot * size, lengths[slot], SEND | slot, credits.takeGrants(0));
-            if (e != null) {
-                broke(slot, e);
+            if (!postOldest()) {
                 return;
             }
         }
