@@ -9,6 +9,7 @@ import dev.rdma4j.engine.WorkRequestException;
 import dev.rdma4j.internal.Timeouts;
 import dev.rdma4j.net.protocol.Credits;
 import dev.rdma4j.net.protocol.SendSlots;
+import dev.rdma4j.net.protocol.Staging;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
@@ -236,7 +237,7 @@ final class Outbox {
      * caller); else staged for the pump, which keeps the order.
      */
     private void postFilled() {
-        if (slots.staged() == 1 && credits.canSendData()) {
+        if (Staging.postsAtOnce(slots, credits)) {
             if (!postOldest() || !credits.creditMessageDue()) {
                 return; // the immediate took every grant owed (as it does unless more than it holds are)
             }
@@ -431,9 +432,7 @@ final class Outbox {
             if (controlReposted) {
                 credits.reposted(false);
             }
-            // credits came: staged sends may go, or a credit message that had none may; nothing else changed (no
-            // buffer was freed, so no send waiting for one can take it)
-            if (slots.hasStaged() || credits.creditMessageDue()) {
+            if (Staging.mayPostAfterArrival(slots, credits)) {
                 pump();
             }
         } finally {
@@ -447,7 +446,7 @@ final class Outbox {
         lock.lock();
         try {
             credits.reposted(true);
-            if (credits.creditMessageDue()) { // a grant owed changes nothing else: it rides on the next message
+            if (Staging.mayPostAfterRelease(credits)) {
                 pump();
             }
         } finally {

@@ -13,6 +13,8 @@
  *       never sends when the peer has no receive posted: no receiver-not-ready (RNR) NAK in normal operation.</li>
  *   <li>{@link dev.rdma4j.net.protocol.SendSlots}: the ring of registered send buffers: filled in call order,
  *       posted in that order as credits allow, reclaimed as their sends complete (in any order).</li>
+ *   <li>{@link dev.rdma4j.net.protocol.Staging}: when a transport that stages messages in its send buffers has
+ *       something to post after an event (so it skips looking when nothing can have changed).</li>
  *   <li>{@link dev.rdma4j.net.protocol.Rendezvous}: the read rendezvous of large writes (rdma4j-netty): what this
  *       side announced and the peer has not yet read, and what the peer announced, read in announcement order.</li>
  * </ul>

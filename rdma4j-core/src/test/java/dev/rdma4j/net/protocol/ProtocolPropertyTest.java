@@ -107,7 +107,7 @@ class ProtocolPropertyTest {
                 return;
             }
             slotSeq[slots.fill()] = o.seq();
-            if (slots.staged() == 1 && credits.canSendData()) {
+            if (Staging.postsAtOnce(slots, credits)) {
                 int slot = slots.post();
                 credits.spendData();
                 transmit(new Wire(slotSeq[slot], credits.takeGrants(0), slot));
@@ -212,7 +212,7 @@ class ProtocolPropertyTest {
                     }
                 }
             }
-            o.pumpAfter(o.slots.hasStaged() || o.credits.creditMessageDue()); // credits came, no buffer was freed
+            o.pumpAfter(Staging.mayPostAfterArrival(o.slots, o.credits));
             return true;
         }
 
@@ -270,7 +270,7 @@ class ProtocolPropertyTest {
             }
             held--;
             repost(true);
-            pumpAfter(credits.creditMessageDue()); // a grant owed rides on the next message unless due now
+            pumpAfter(Staging.mayPostAfterRelease(credits));
             return true;
         }
 
