@@ -122,7 +122,8 @@ final class CallerWaits {
                 || !d.blocking.compareAndSet(false, true)) {
             return false;
         }
-        long start = System.nanoTime();
+        long start = 0; // read at the first look that found nothing: a wait that ends at once reads no clock
+        boolean timing = false;
         d.waiters.incrementAndGet();
         try {
             boolean readable = false;
@@ -147,7 +148,12 @@ final class CallerWaits {
                 if (done.getAsBoolean()) {
                     return true;
                 }
-                long left = timeoutNanos - (System.nanoTime() - start);
+                long now = System.nanoTime();
+                if (!timing) {
+                    start = now;
+                    timing = true;
+                }
+                long left = timeoutNanos - (now - start);
                 if (left <= 0) {
                     return false;
                 }

@@ -420,7 +420,8 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
      * @param cq           a completion queue of this engine's made by {@link #createCompletionQueueWithOwnChannel}
      * @param done         true once the caller's wait is over; asked after each poll, it must be cheap and must not
      *                     block
-     * @param timeoutNanos the longest wait
+     * @param timeoutNanos the longest wait, counted from the first look that found nothing to dispatch (the clock
+     *                     is read only once the caller would sleep: a wait that ends at its first look reads none)
      * @return true once {@code done}; false at the deadline, or at once or later when waiting here cannot go on:
      *         the engine is not in event mode, the queue has no channel of its own or is busy-polled, another
      *         caller waits on it, the queue or the engine is closing. The caller then waits the usual way.
