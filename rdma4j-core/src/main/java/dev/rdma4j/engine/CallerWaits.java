@@ -96,7 +96,7 @@ final class CallerWaits {
             return true;
         } finally {
             if (d.waiters.decrementAndGet() == 0) {
-                d.lastLeft = System.nanoTime() | 1; // odd: never 0, "never left"; the engine arms it a bit later
+                d.lastLeft = DrivenQueue.JUST_LEFT; // the engine stamps it at its next look and arms it a bit later
             }
             if (d.cq.isClosed() || !turn.running()) {
                 d.closeCallerBatch(); // the engine pruned it, or shut down, perhaps while this caller held the lock
@@ -172,7 +172,7 @@ final class CallerWaits {
         } finally {
             d.blocking.set(false);
             if (d.waiters.decrementAndGet() == 0) {
-                d.lastLeft = System.nanoTime() | 1;
+                d.lastLeft = DrivenQueue.JUST_LEFT;
             }
             if (d.expecting) { // read after blocking is cleared: an expect() that saw this caller asleep is seen here
                 turn.wake(); // the engine takes the channel back now: a future waits for a completion
@@ -184,7 +184,7 @@ final class CallerWaits {
     }
 
     /**
-     * One step of a blocking waiter, the queue's lock held: borrow the channel (first time), read its events when
+     * One step of a blocking waiter, the queue's lock held: borrow the channel (first time), read its event when
      * it was reported readable, poll and dispatch; when the queue is empty, arm it and poll once more.
      *
      * @return completions dispatched; 0: empty and armed, sleep; -1: waiting here cannot go on
@@ -196,16 +196,16 @@ final class CallerWaits {
                 return -1;
             }
             if (readable) {
-                for (boolean first = true;; first = false) {
-                    CompletionQueue q;
-                    try {
-                        q = d.own.nextEvent(first);
-                    } catch (IllegalStateException | VerbsException closedOrFailed) {
-                        return -1;
-                    }
-                    if (q == null) {
-                        break;
-                    }
+                // one event, not a drain: the channel is this queue's alone, and an arm yields at most one event, so a
+                // second is pending only when the queue was armed twice (the engine, then this caller); it keeps the
+                // fd readable, and the next sleep reads it at once. A drain would ask poll(2) each wake-up for it.
+                CompletionQueue q;
+                try {
+                    q = d.own.nextEvent(true);
+                } catch (IllegalStateException | VerbsException closedOrFailed) {
+                    return -1;
+                }
+                if (q != null) {
                     d.armedByCaller = 0;
                     d.armedSolicited = false;
                     wakeUps.increment();

@@ -37,8 +37,16 @@ final class DrivenQueue {
     final AtomicInteger waiters = new AtomicInteger();
     /** The waiting callers' batch (guarded by lock), made at the first such wait. */
     WorkCompletions callerWcs;
-    /** When the last waiter left ({@code System.nanoTime()}, odd), or 0. */
+    /**
+     * When the engine first saw the last waiter gone ({@code System.nanoTime()}, odd), {@link #JUST_LEFT} until it
+     * looks, or 0.
+     */
     volatile long lastLeft;
+    /**
+     * {@link #lastLeft} as the last waiter leaves (even, so never a time): the engine's next look stamps it with its
+     * own clock read, so that a wait's end reads no clock (one fewer read a blocking receive).
+     */
+    static final long JUST_LEFT = 2;
     /**
      * Left to waiters, unarmed (engine thread): they are there or were within {@link EngineTurn#WAITER_GRACE_NANOS};
      * the engine looks at it every 1 to 8 ms and arms it once they have been gone a millisecond.
@@ -68,7 +76,7 @@ final class DrivenQueue {
     /**
      * A request whose completion a future or a handler expects was posted (or awaited) while the channel was
      * lent ({@link CallerWaits#expect}): the engine takes the channel back as soon as no caller sleeps on it, not a
-     * millisecond after the last one left (cleared when it does).
+     * millisecond after it first saw the last one gone (cleared when it does).
      */
     volatile boolean expecting;
     /** The blocking caller's {@code poll(2)} and {@code epoll_ctl} scratch (made at the first such wait). */

@@ -504,7 +504,7 @@ final class EngineTurn {
      */
     private boolean armAndDrain(DrivenQueue d) {
         long left = d.lastLeft;
-        if (d.waiters.get() > 0 || left != 0 && System.nanoTime() - left < WAITER_GRACE_NANOS) {
+        if (d.waiters.get() > 0 || left != 0 && withinGrace(d, left)) {
             if (!d.waitersRecently) { // left to its waiters, unarmed: looked at every 1-8 ms (eventTurn)
                 d.waitersRecently = true;
                 waitedCqs++;
@@ -517,6 +517,19 @@ final class EngineTurn {
             waitedCqs--;
         }
         return emptied;
+    }
+
+    /**
+     * Whether the waiters of {@code d} left less than {@link #WAITER_GRACE_NANOS} ago ({@code left}: their
+     * {@link DrivenQueue#lastLeft}, not 0); the first look after they left stamps the time, the grace counts from it.
+     */
+    private static boolean withinGrace(DrivenQueue d, long left) {
+        long now = System.nanoTime();
+        if (left == DrivenQueue.JUST_LEFT) {
+            d.lastLeft = now | 1; // a waiter leaving meanwhile writes JUST_LEFT again, or leaves this stamp: both fine
+            return true;
+        }
+        return now - left < WAITER_GRACE_NANOS;
     }
 
     /** Drains {@code d}, arms it, drains it again (false: not emptied, again next turn). */
