@@ -198,7 +198,9 @@ final class CallerWaits {
             if (readable) {
                 // one event, not a drain: the channel is this queue's alone, and an arm yields at most one event, so a
                 // second is pending only when the queue was armed twice (the engine, then this caller); it keeps the
-                // fd readable, and the next sleep reads it at once. A drain would ask poll(2) each wake-up for it.
+                // fd readable, and the next sleep reads it at once (poll(2) is level-triggered), or, once the engine
+                // took the channel back, epoll_ctl's ADD reports it and the engine drains (its epoll is
+                // edge-triggered: there every event must be read). A drain here asked poll(2) each wake-up for it.
                 CompletionQueue q;
                 try {
                     q = d.own.nextEvent(true);
