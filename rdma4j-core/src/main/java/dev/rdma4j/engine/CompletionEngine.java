@@ -339,8 +339,8 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
      * no wake-up and no hand-off between threads, for one core spinning while it waits (busy polling by the
      * waiter, as a C program polls its own CQ). Meanwhile the engine leaves {@code cq} to its waiters: it neither
      * polls nor arms it, so its completions raise no event and wake nobody. For a millisecond after the engine first
-     * sees the last waiter gone (the next one usually comes sooner) it stays unarmed, and the engine looks at it after 1 ms, then
-     * 2, 4 and every 8 ms while waiters keep coming back (each look wakes the engine's thread); then
+     * sees the last waiter gone (the next one usually comes sooner) it stays unarmed, and the engine looks at it
+     * after 1 ms, then 2, 4 and every 8 ms while waiters keep coming back (each look wakes the engine's thread); then
      * the engine arms it again ({@code ibv_req_notify_cq}): what completes while nobody waits is dispatched by the
      * engine, at most about 8 ms late while waiters come and go. Completions are dispatched in the order
      * polled, by one poller at a time; their
@@ -413,9 +413,9 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
      *
      * <p>The engine lends the channel: the first such wait takes it out of the engine's epoll set, and the engine,
      * which then looks at the queue every 1 to 8 ms, takes it back about a millisecond after its first look
-     * without waiters (completions that come between waits are dispatched by the next wait, or at that look). One caller waits
-     * here at a time; the sleep is cut into slices of at most 50 ms, between which an interrupt, a close of the
-     * queue or of the engine is noticed. Nothing is allocated per wait.
+     * without waiters (completions that come between waits are dispatched by the next wait, or at that look). One
+     * caller waits here at a time; the sleep is cut into slices of at most 50 ms, between which an interrupt, a close
+     * of the queue or of the engine is noticed. Nothing is allocated per wait.
      *
      * @param cq           a completion queue of this engine's made by {@link #createCompletionQueueWithOwnChannel}
      * @param done         true once the caller's wait is over; asked after each poll, it must be cheap and must not
