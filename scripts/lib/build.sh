@@ -8,6 +8,30 @@ rdma4j_build_if_stale() {
 		echo "rdma4j: building (./mvnw -DskipTests install)..." >&2
 		(cd "$ROOT" && ./mvnw -B -q -DskipTests install) >&2
 	fi
+	rdma4j_aot_cache_if_stale
+}
+
+# rdma4j_aot_cache_if_stale: the JDK's ahead-of-time cache of the tools jar (JDK 25: the classes a start loads, read,
+# parsed, verified and linked once here instead of at every start), made by a training run of `devinfo` when it is
+# missing or older than the jar (by rdma4j_build_if_stale, and by scripts/device-tests after ./mvnw install); bin/rdma4j
+# gives it to the JVMs it starts, here and in the Soft-RoCE guest (the same path over 9p). Trained on this host, where
+# devinfo may fail for want of a device: in the guest's cold devinfo it took 18% of the user-space instructions, a
+# training in the guest 9% (2026-11-29). Best effort: a failed training leaves no cache and the tools start without one. picocli's classes
+# are not in it (Java 5 bytecode, which the cache cannot verify ahead of time).
+rdma4j_aot_cache_if_stale() {
+	local jar="$ROOT/rdma4j-tools/target/rdma4j-tools.jar" cache="$ROOT/rdma4j-tools/target/rdma4j-tools.aot" tmp
+	[ -f "$jar" ] || return 0
+	if [ -f "$cache" ] && [ ! "$jar" -nt "$cache" ]; then
+		return 0
+	fi
+	tmp="$cache.$$" # two starts at once each train their own and the last rename wins
+	"$JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED -Xlog:disable -XX:AOTCacheOutput="$tmp" \
+		-jar "$jar" devinfo >/dev/null 2>&1 || true # without a device devinfo fails after the start it trains
+	if [ -s "$tmp" ]; then
+		mv -f "$tmp" "$cache"
+	else
+		rm -f "$tmp" "$tmp.config"
+	fi
 }
 
 # Whether this machine has an RDMA device of its own (then no guest is needed).
