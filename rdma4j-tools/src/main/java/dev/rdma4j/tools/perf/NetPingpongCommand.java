@@ -72,6 +72,12 @@ public final class NetPingpongCommand implements Callable<Integer> {
 
     /** Round trips of a warm-up round of {@code --warmup-time}. */
     static final int WARMUP_ROUND = 500;
+    /**
+     * Round trips of one call of the blocking loop in the warm-up: enough that its back-edge is the common case
+     * (C2 then compiles the loop, not a trap for its second turn), few enough that the warm-up calls it thousands
+     * of times (C2 compiles a method called 5,000 times, or more than 600 with 15,000 back-edges).
+     */
+    static final int WARMUP_CALL = 8;
     /** A probe's byte and the server's answers: quiet since the last probe, or still compiling. */
     private static final byte PROBE = 'P';
     private static final byte QUIET = 'Q';
@@ -240,7 +246,14 @@ public final class NetPingpongCommand implements Callable<Integer> {
         return answer;
     }
 
-    /** Round trips, each one's nanoseconds into {@code trips}, between the marks if any. */
+    /**
+     * Round trips, each one's nanoseconds into {@code trips}, between the marks if any. Unmarked (the warm-up), the
+     * blocking loop runs in calls of {@link #WARMUP_CALL} round trips, so that the JIT compiles {@link #roundTrips}
+     * as a whole method (thousands of calls) and the measured call runs compiled from its first round trip. Called
+     * once for all of them, its loop would be compiled only on the stack (OSR), and each new call would run in the
+     * interpreter until the interpreter's back-edge counter next overflows (every 1,024 back-edges under C2's
+     * thresholds): up to the whole of a 1,000-round-trip window, a different share in each JVM.
+     */
     private void measure(RdmaConnection c, MemorySegment message, long[] trips, InstructionMarks marks)
             throws Exception {
         if (marks != null) {
@@ -248,16 +261,26 @@ public final class NetPingpongCommand implements Callable<Integer> {
         }
         if (async) {
             new AsyncClient(c, message, trips).run().join();
+        } else if (marks != null) {
+            roundTrips(c, message, trips, 0, trips.length);
         } else {
-            for (int i = 0; i < trips.length; i++) {
-                long t = System.nanoTime();
-                c.send(message);
-                c.receive().close();
-                trips[i] = System.nanoTime() - t;
+            for (int i = 0; i < trips.length; i += WARMUP_CALL) {
+                roundTrips(c, message, trips, i, Math.min(trips.length, i + WARMUP_CALL));
             }
         }
         if (marks != null) {
             marks.stop();
+        }
+    }
+
+    /** Blocking round trips {@code from} to {@code to}, each one's nanoseconds into {@code trips}. */
+    private static void roundTrips(RdmaConnection c, MemorySegment message, long[] trips, int from, int to)
+            throws Exception {
+        for (int i = from; i < to; i++) {
+            long t = System.nanoTime();
+            c.send(message);
+            c.receive().close();
+            trips[i] = System.nanoTime() - t;
         }
     }
 
