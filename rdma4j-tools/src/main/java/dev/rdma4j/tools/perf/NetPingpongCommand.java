@@ -146,9 +146,15 @@ public final class NetPingpongCommand implements Callable<Integer> {
                 if (warmupSeconds > 0) {
                     warmUpUntilQuiet(c, message, out);
                 }
+                WindowWatch watch = new WindowWatch();
+                watch.before();
                 long start = System.nanoTime();
                 measure(c, message, trips, marks);
                 long usec = (System.nanoTime() - start) / 1000;
+                String disturbed = watch.after("client"); // this side's only: the server serves until the close
+                if (disturbed != null && marks != null) { // said to the instrument only (scripts/perf-compare --icount)
+                    out.println(disturbed);
+                }
                 long bytes = 2L * size * iters;
                 out.printf("%d bytes in %.2f seconds = %.2f Mbit/sec%n", bytes, usec / 1e6, bytes * 8.0 / usec);
                 out.printf("%d iters in %.2f seconds = %.2f usec/iter%n", iters, usec / 1e6, (double) usec / iters);

@@ -163,12 +163,16 @@ final class PerfRun {
     /** The warm-up, then each size: rows printed as they come. */
     private List<Object> measure(PerfLoops loops, Socket socket) throws PerfException {
         boolean report = reports();
+        WindowWatch watch = new WindowWatch();
         if (p.warmup() > 0) {
             long size = p.sizes().getFirst();
             Warmup.Result w = new Warmup().run(() -> loops.run(size, p.warmup(), 0, false), p.warmup(),
                     p.warmupSeconds(), socket);
+            watch.before(); // before the barrier: no side's window is open
             sync(socket);
             out.println(PerfReport.warmup(w, size));
+        } else {
+            watch.before();
         }
         String clock = PerfReport.clockWarning(PerfReport.clockSource(PerfReport.CLOCK_SOURCE));
         if (clock != null) {
@@ -182,6 +186,10 @@ final class PerfRun {
         for (long size : p.sizes()) {
             Object ran = loops.run(size, p.iterationsFor(size), p.duration(), true);
             sync(socket); // both loops ended: the rows' reckoning falls in neither side's measured window
+            String disturbed = watch.after(p.isClient() ? "client" : "server");
+            if (disturbed != null && p.icountMarks() != null) { // said to the instrument only: perftest's output else
+                out.println(disturbed);
+            }
             Object row = loops.row(ran);
             if (report) {
                 out.println(row instanceof PerfResults.Latency l ? PerfReport.row(l, p.duration() > 0)
