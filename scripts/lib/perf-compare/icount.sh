@@ -218,7 +218,7 @@ netty_case() {
 
 # cold_case NAME "RDMA4J ARGS" "C TOOL ARGS": a whole run of `rdma4j RDMA4J ARGS` against one of the C tool, each
 # marked from outside (icount-mark run), instructions and wall-clock milliseconds (metric ms); rdma4j with
-# bin/rdma4j's own JVM options in the guest (not -Xbatch: a user's start)
+# bin/rdma4j's own JVM options in the guest and its AOT cache (not -Xbatch: a user's start)
 cold_case() {
 	local name=$1 args=$2 ctool=$3 r impl cmd before w t0=$SECONDS start ms
 	for ((r = 1; r <= rounds; r++)); do
@@ -227,7 +227,7 @@ cold_case() {
 			[ $impl = C ] || cmd="$j $args"
 			before=$(windows)
 			start=$(date +%s%N)
-			RDMA4J_JAVA_OPTS= "$marks/icount-mark" run $cmd >"$out/last.client" 2>&1 ||
+			RDMA4J_AOT_CACHE= RDMA4J_JAVA_OPTS= "$marks/icount-mark" run $cmd >"$out/last.client" 2>&1 ||
 				{ echo "perf-compare: failed: $cmd" >&2; cat "$out/last.client" >&2; return 1; }
 			ms=$((($(date +%s%N) - start) / 1000000))
 			w=$(last_window "$before" start) || return 1
