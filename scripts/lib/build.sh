@@ -15,9 +15,9 @@ rdma4j_build_if_stale() {
 # parsed, verified and linked once here instead of at every start), made by a training run of `devinfo` when it is
 # missing or older than the jar (by rdma4j_build_if_stale, and by scripts/device-tests after ./mvnw install); bin/rdma4j
 # gives it to the JVMs it starts, here and in the Soft-RoCE guest (the same path over 9p). Trained on this host, where
-# devinfo may fail for want of a device: in the guest's cold devinfo it took 18% of the user-space instructions, a
-# training in the guest 9% (2026-11-29). Best effort: a failed training leaves no cache and the tools start without one. picocli's classes
-# are not in it (Java 5 bytecode, which the cache cannot verify ahead of time).
+# devinfo may fail for want of a device: it cut the guest's cold devinfo by 18% of its user-space instructions, a
+# training in the guest by 9% (2026-11-29). Best effort: a failed training leaves no cache and the tools start
+# without one. picocli's classes are not in it (Java 5 bytecode, which the cache cannot verify ahead of time).
 rdma4j_aot_cache_if_stale() {
 	local jar="$ROOT/rdma4j-tools/target/rdma4j-tools.jar" cache="$ROOT/rdma4j-tools/target/rdma4j-tools.aot" tmp
 	[ -f "$jar" ] || return 0

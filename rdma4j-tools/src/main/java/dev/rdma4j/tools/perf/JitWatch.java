@@ -36,11 +36,22 @@ public final class JitWatch {
      * @return whether it worked
      */
     public boolean compiledSinceLastLook() {
-        long millis = jit != null && jit.isCompilationTimeMonitoringSupported() ? jit.getTotalCompilationTime() : 0;
+        long millis = compilationMillis(jit);
         long ticks = threadTicks ? Warmup.compilerThreadTicks() : 0;
         boolean busy = millis != lastMillis || ticks != lastTicks;
         lastMillis = millis;
         lastTicks = ticks;
         return busy;
+    }
+
+    /**
+     * The JIT's total compilation time so far ({@link CompilationMXBean#getTotalCompilationTime}), 0 where it is not
+     * measured.
+     *
+     * @param jit the JVM's compilation bean, or null (no JIT)
+     * @return milliseconds
+     */
+    static long compilationMillis(CompilationMXBean jit) {
+        return jit != null && jit.isCompilationTimeMonitoringSupported() ? jit.getTotalCompilationTime() : 0;
     }
 }

@@ -31,7 +31,7 @@ final class WindowWatch {
 
     /** The look before a run (outside the windows: before the barrier that starts it). */
     void before() {
-        millis = compileMillis();
+        millis = JitWatch.compilationMillis(jit);
         ticks = Warmup.compilerThreadTicks();
         collections = collections();
     }
@@ -43,7 +43,7 @@ final class WindowWatch {
      * @return the line to print when the JIT compiled or the heap was collected since the look before, else null
      */
     String after(String side) {
-        long m = compileMillis();
+        long m = JitWatch.compilationMillis(jit);
         long t = Warmup.compilerThreadTicks();
         long c = collections();
         long dm = m - millis;
@@ -57,10 +57,6 @@ final class WindowWatch {
         }
         return (dt >= DISTURBING_TICKS || dc > 0 ? DISTURBED : "# measured run") + " (" + side + "): the JIT compiled for "
                 + dm + " ms, its threads used " + dt + " ticks of CPU, " + dc + " collection(s) during it";
-    }
-
-    private long compileMillis() {
-        return jit != null && jit.isCompilationTimeMonitoringSupported() ? jit.getTotalCompilationTime() : 0;
     }
 
     private static long collections() {
