@@ -225,6 +225,11 @@ public final class MemoryRegion extends NativeResource {
         return pd;
     }
 
+    /** The {@code struct ibv_mr}, or null for an unregistered region. */
+    MemorySegment handle() {
+        return handle;
+    }
+
     /**
      * The whole region as a peer addresses it.
      *

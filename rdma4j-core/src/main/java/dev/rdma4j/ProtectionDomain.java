@@ -184,6 +184,21 @@ public final class ProtectionDomain extends NativeResource {
     }
 
     /**
+     * Allocates a memory window ({@code ibv_alloc_mw}): a remote key of its own for a sub-range of a region of this
+     * protection domain, bound and taken back without touching the region's registration (see {@link MemoryWindow}).
+     *
+     * @param type {@link MemoryWindow.Type#TYPE_1} (bound with {@code ibv_bind_mw}) or
+     *             {@link MemoryWindow.Type#TYPE_2} (bound with a work request)
+     * @return the window, unbound
+     * @throws VerbsException if the verb fails ({@code EOPNOTSUPP} when the device has no windows of that type;
+     *                        {@code devinfo -v} lists {@code MEM_WINDOW} and {@code MEM_WINDOW_TYPE_2A/2B} among the
+     *                        device's capabilities when it has them)
+     */
+    public MemoryWindow allocateWindow(MemoryWindow.Type type) throws VerbsException {
+        return new MemoryWindow(this, java.util.Objects.requireNonNull(type, "type"));
+    }
+
+    /**
      * Creates a shared receive queue ({@code ibv_create_srq}).
      *
      * @param maxWr  receives it holds (the device may grant more)

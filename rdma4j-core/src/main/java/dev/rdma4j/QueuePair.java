@@ -55,20 +55,20 @@ public final class QueuePair extends NativeResource {
     private final MemorySegment badRecv = arena.allocate(ValueLayout.ADDRESS);
     final WorkRing sendRing;
     final WorkRing recvRing;
-    private final ReentrantLock sendLock = new ReentrantLock();
+    final ReentrantLock sendLock = new ReentrantLock();
     private final ReentrantLock recvLock = new ReentrantLock();
     /**
      * Set under {@link #sendLock} and again under {@link #recvLock} before the QP is destroyed; the posts check it
      * under their lock instead of acquiring the life-cycle counter (no atomic read-modify-write per post).
      */
-    private boolean destroyed;
+    boolean destroyed;
     private final SendBatch oneSend;
     private final ReceiveBatch oneRecv;
     volatile QpState state = QpState.RESET;
     volatile int port = 1;
     volatile int token;
     private final boolean signalAll;
-    private final QpCompletions completions = new QpCompletions(this);
+    final QpCompletions completions = new QpCompletions(this);
     private final EventListeners listeners = new EventListeners();
 
     private final dev.rdma4j.internal.QpVerbs verbs;
@@ -444,7 +444,8 @@ public final class QueuePair extends NativeResource {
                     return EINVAL;
                 }
             }
-            return batch.post(sendRing, token, false, postSendFn, handle, badSend, idBase);
+            int rc = batch.post(sendRing, token, false, postSendFn, handle, badSend, idBase);
+            return batch.binds == 0 ? rc : batch.bindsPosted(rc, n); // windows take their keys, in posting order
         } finally {
             sendLock.unlock();
         }

@@ -67,8 +67,25 @@ public final class SendBatch extends RequestBatch {
     public SendBatch clear() {
         count = 0;
         failedIndex = -1;
+        if (binds != 0) {
+            java.util.Arrays.fill(bindWindows, null);
+            java.util.Arrays.fill(bindRegions, null);
+            binds = 0;
+        }
         return this;
     }
+
+    /**
+     * The window each bind request binds (null for other requests), its region, range and whether it is zero-based:
+     * allocated at the first {@link #bindWindow}, told of the post by {@link #bindsPosted}.
+     */
+    private MemoryWindow[] bindWindows;
+    private MemoryRegion[] bindRegions;
+    private long[] bindAddresses;
+    private long[] bindLengths;
+    private boolean[] bindZeroBased;
+    /** How many requests are binds ({@link QueuePair} reads it after each post: one field when there are none). */
+    int binds;
 
     @Override
     void unlink(int i) {
@@ -80,6 +97,11 @@ public final class SendBatch extends RequestBatch {
     private int start(long wrId, int opcode, int imm) {
         int i = begin(wrId);
         addressed[i] = false;
+        if (binds != 0 && bindWindows[i] != null) { // a bind encoded at this index before: no longer
+            bindWindows[i] = null;
+            bindRegions[i] = null;
+            binds--;
+        }
         WrView.send(wrs, i, sgList(i), opcode, SEND_SIGNALED, imm);
         if (i > 0) {
             WrView.sendNext(wrs, i - 1, wrs.address() + i * WrView.SEND_SIZE);
@@ -389,6 +411,140 @@ public final class SendBatch extends RequestBatch {
                     + Long.toHexString(addr));
         }
         return addr;
+    }
+
+    /**
+     * Binds a type 2 memory window to a range of a region ({@code IBV_WR_BIND_MW}): once the request completes, a
+     * peer reaches {@code [offset, offset + length)} of {@code region} through {@link MemoryWindow#remote()}, with
+     * {@code access}, and nothing else of the region. The window takes the next key ({@code ibv_inc_rkey}) when the
+     * batch is posted; the request pins the window and the region until it completes. The queue pair must be RC or
+     * UC, of the window's protection domain, and the window unbound (new, or invalidated since its last bind).
+     *
+     * @param wrId   returned in the completion ({@code IBV_WC_BIND_MW})
+     * @param window a type 2 window
+     * @param region registered with {@link AccessFlag#MW_BIND}, in the window's protection domain
+     * @param offset where the window starts in the region
+     * @param length bytes, positive
+     * @param access what the peer may do: {@link AccessFlag#REMOTE_READ}, {@link AccessFlag#REMOTE_WRITE},
+     *               {@link AccessFlag#REMOTE_ATOMIC}, and {@link AccessFlag#ZERO_BASED} for addresses from 0
+     * @return this
+     * @throws IllegalArgumentException if the window is of type 1 ({@link MemoryWindow#bind} binds those), the
+     *                                  range does not fit the region, the region lacks {@code MW_BIND} (or
+     *                                  {@code LOCAL_WRITE} for remote write or atomic access) or belongs to another
+     *                                  protection domain, or {@code access} holds other flags; the batch is left as it
+     *                                  was
+     * @throws IllegalStateException    if the window, the region or the batch is closed, or the batch is full
+     */
+    public SendBatch bindWindow(long wrId, MemoryWindow window, MemoryRegion region, long offset, long length,
+            java.util.Set<AccessFlag> access) {
+        if (window.type() != MemoryWindow.Type.TYPE_2) {
+            throw new IllegalArgumentException(window + " is of type 1: bind it with MemoryWindow.bind"
+                    + " (ibv_bind_mw); work requests bind type 2 windows");
+        }
+        int flags = window.checkBind(region, offset, length, access);
+        int rkey = window.keyForNextBind();
+        long address = region.address() + offset;
+        int i = start(wrId, WrView.WR_BIND_MW, 0);
+        try {
+            WrView.bindMw(wrs, i, window.handle().address(), rkey, region.handle().address(), address, length, flags);
+            addRef(i, window);
+            addRef(i, region);
+        } catch (RuntimeException e) {
+            throw undo(i, e);
+        }
+        if (bindWindows == null) {
+            bindWindows = new MemoryWindow[capacity];
+            bindRegions = new MemoryRegion[capacity];
+            bindAddresses = new long[capacity];
+            bindLengths = new long[capacity];
+            bindZeroBased = new boolean[capacity];
+        }
+        bindWindows[i] = window;
+        bindRegions[i] = region;
+        bindAddresses[i] = address;
+        bindLengths[i] = length;
+        bindZeroBased[i] = access.contains(AccessFlag.ZERO_BASED);
+        binds++;
+        return this;
+    }
+
+    /**
+     * {@link #bindWindow(long, MemoryWindow, MemoryRegion, long, long, java.util.Set)} with the access as arguments.
+     *
+     * @param wrId   returned in the completion
+     * @param window a type 2 window
+     * @param region the region
+     * @param offset where the window starts in it
+     * @param length bytes
+     * @param access what the peer may do
+     * @return this
+     */
+    public SendBatch bindWindow(long wrId, MemoryWindow window, MemoryRegion region, long offset, long length,
+            AccessFlag... access) {
+        return bindWindow(wrId, window, region, offset, length, java.util.Set.of(access));
+    }
+
+    /**
+     * Invalidates a type 2 window's binding ({@code IBV_WR_LOCAL_INV} with the window's rkey): once the request
+     * completes, a peer's access with the key fails ({@code REM_ACCESS_ERR}) and the window may be bound again.
+     * The request pins the window until it completes.
+     *
+     * @param wrId   returned in the completion ({@code IBV_WC_LOCAL_INV})
+     * @param window the window, bound by this side
+     * @return this
+     * @throws IllegalStateException if the window or the batch is closed, or the batch is full
+     */
+    public SendBatch localInvalidate(long wrId, MemoryWindow window) {
+        int rkey = window.rkey();
+        int i = start(wrId, WrView.WR_LOCAL_INV, 0);
+        try {
+            WrView.invalidateRkey(wrs, i, rkey);
+            addRef(i, window);
+            return this;
+        } catch (RuntimeException e) {
+            throw undo(i, e);
+        }
+    }
+
+    /**
+     * A send that also invalidates the peer's window {@code window} ({@code IBV_WR_SEND_WITH_INV}): the peer's
+     * receive completion carries the key ({@link WorkCompletion#invalidatedRkey()}), and the window is unbound
+     * before the peer sees the message: a peer done with a window it was lent gives it back in the same message.
+     *
+     * @param wrId   returned in the completion
+     * @param region the source region
+     * @param offset offset in it
+     * @param length bytes (0 allowed)
+     * @param window the peer's window, as the peer exposed it ({@link MemoryWindow#remote()})
+     * @return this
+     * @throws IllegalArgumentException if the range does not fit its region; the batch is left as it was
+     */
+    public SendBatch sendWithInvalidate(long wrId, MemoryRegion region, long offset, int length, RemoteRegion window) {
+        int i = start(wrId, WrView.WR_SEND_WITH_INV, 0);
+        try {
+            WrView.invalidateRkey(wrs, i, window.rkey());
+            return local(i, region, offset, length);
+        } catch (RuntimeException e) {
+            throw undo(i, e);
+        }
+    }
+
+    /**
+     * After a post that reached the provider: the bind requests posted (all {@code n} when {@code rc} is 0, else those
+     * before the one the provider refused) give their windows the new keys.
+     *
+     * @return {@code rc}
+     */
+    int bindsPosted(int rc, int n) {
+        int posted = rc == 0 ? n : Math.max(0, failedIndex);
+        for (int i = 0; i < posted; i++) {
+            MemoryWindow w = bindWindows[i];
+            if (w != null) {
+                w.bindPosted(WrView.bindRkey(wrs, i), bindRegions[i], bindAddresses[i], bindLengths[i],
+                        bindZeroBased[i]);
+            }
+        }
+        return rc;
     }
 
     /**

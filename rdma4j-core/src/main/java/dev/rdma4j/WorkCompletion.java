@@ -55,6 +55,18 @@ public record WorkCompletion(long wrId, WcStatus status, WcOpcode opcode, int by
     }
 
     /**
+     * The key a peer's send with invalidate ({@code IBV_WR_SEND_WITH_INV}) invalidated on this side
+     * ({@code invalidated_rkey}, which shares {@code imm_data}'s place in {@code struct ibv_wc}). rxe sets the kernel's
+     * flag bit for it ({@code 1 << 2}, which verbs.h names {@code IBV_WC_IP_CSUM_OK}) instead of
+     * {@code IBV_WC_WITH_INV}, so on rxe this is 0 and the key is {@code Integer.reverseBytes(immediateData())}.
+     *
+     * @return the rkey, or 0 when the completion's flags have no {@code IBV_WC_WITH_INV}
+     */
+    public int invalidatedRkey() {
+        return (flags & WorkCompletions.FLAG_WITH_INV) != 0 ? Integer.reverseBytes(immediateData) : 0;
+    }
+
+    /**
      * Whether the request succeeded.
      *
      * @return {@code status == SUCCESS}

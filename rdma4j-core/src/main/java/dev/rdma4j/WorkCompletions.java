@@ -25,6 +25,8 @@ public final class WorkCompletions implements AutoCloseable {
     public static final int FLAG_GRH = CEnums.IBV_WC_GRH;
     /** {@code IBV_WC_WITH_IMM}: immediate data is present. */
     public static final int FLAG_WITH_IMM = CEnums.IBV_WC_WITH_IMM;
+    /** {@code IBV_WC_WITH_INV}: the peer's send invalidated a key of this side ({@link #invalidatedRkey}). */
+    public static final int FLAG_WITH_INV = CEnums.IBV_WC_WITH_INV;
 
     private final Arena arena = Arena.ofShared();
     private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
@@ -272,6 +274,18 @@ public final class WorkCompletions implements AutoCloseable {
      */
     public boolean hasImmediate(int i) {
         return (WcView.wcFlags(wcs, check(i)) & FLAG_WITH_IMM) != 0;
+    }
+
+    /**
+     * The key the peer's send with invalidate ({@code IBV_WR_SEND_WITH_INV}) invalidated ({@code invalidated_rkey},
+     * host order), for a receive completion with {@link #FLAG_WITH_INV}.
+     *
+     * @param i index below {@link #count()}
+     * @return the rkey, or 0 when the completion has no {@code IBV_WC_WITH_INV}
+     */
+    public int invalidatedRkey(int i) {
+        return (WcView.wcFlags(wcs, check(i)) & FLAG_WITH_INV) != 0
+                ? Integer.reverseBytes(WcView.immData(wcs, i)) : 0;
     }
 
     /**

@@ -179,7 +179,8 @@ final class MisuseFuzz {
     enum Op {
         PD, REGION, REGISTER, CQ, CQ_WITH_CHANNEL, QP, QP_INIT, QP_RTR, QP_RTS, QP_ERROR, QP_RESET, QP_QUERY, SRQ,
         SRQ_ARM, SRQ_RESIZE, SRQ_POST, AH, SEND_BATCH, RECEIVE_BATCH, ENCODE_SEND, ENCODE_RECEIVE,
-        POST_SEND, POST_RECEIVE, POST_SHORTCUT, POLL, AWAIT, CLOSE, ENGINE, WRAP, ASYNC, BLOCKING, RACE
+        POST_SEND, POST_RECEIVE, POST_SHORTCUT, POLL, AWAIT, CLOSE, ENGINE, WRAP, ASYNC, BLOCKING, RACE, WINDOW,
+        WINDOW_BIND
     }
 
     // ------------------------------------------------------------------ the world
@@ -195,6 +196,7 @@ final class MisuseFuzz {
         private final List<QueuePair> qps = new ArrayList<>();
         private final List<SharedReceiveQueue> srqs = new ArrayList<>();
         private final List<AddressHandle> ahs = new ArrayList<>();
+        private final List<MemoryWindow> windows = new ArrayList<>();
         private final List<SendBatch> sends = new ArrayList<>();
         private final List<ReceiveBatch> receives = new ArrayList<>();
         private final List<WorkCompletions> wcss = new ArrayList<>();
@@ -243,6 +245,10 @@ final class MisuseFuzz {
                 ahs.add(pds.get(0).createAddressHandle(AddressHandle.Attributes.to(ud.localEndpoint(0), 1,
                         ctx.bestRoceGid(1).index())));
                 srqs.add(pds.get(1).createSharedReceiveQueue(16, 2, 0));
+                regions.add(pds.get(0).allocate(4096, AccessFlag.LOCAL_WRITE, AccessFlag.REMOTE_READ,
+                        AccessFlag.MW_BIND));
+                windows.add(pds.get(0).allocateWindow(MemoryWindow.Type.TYPE_2));
+                windows.add(pds.get(0).allocateWindow(MemoryWindow.Type.TYPE_1));
             } catch (VerbsException e) {
                 throw new AssertionError("the world of a try could not be made", e);
             }
@@ -497,6 +503,19 @@ final class MisuseFuzz {
                 case AWAIT -> call("await", () -> pick(cqs, s.a()).await(pick(wcss, s.b()),
                         Duration.ofMillis(Math.floorMod(s.n(), 50) - 1)));
                 case CLOSE -> close(s);
+                case WINDOW -> {
+                    ProtectionDomain pd = pick(pds, s.a());
+                    MemoryWindow.Type type = (s.n() & 1) == 0 ? MemoryWindow.Type.TYPE_2 : MemoryWindow.Type.TYPE_1;
+                    call("allocateWindow(" + type + ")", () -> windows.add(pd.allocateWindow(type)));
+                }
+                case WINDOW_BIND -> {
+                    MemoryWindow w = pick(windows, s.n());
+                    call("window bind", () -> {
+                        w.bind(qp, s.x(), mr, s.x(), s.y(), flags(s.n() >> 1));
+                        w.remote();
+                        w.rkey();
+                    });
+                }
                 case ENGINE -> call("engine", () -> {
                     if (engine == null || (s.b() & 7) == 0) {
                         if (engine != null) {
@@ -555,8 +574,9 @@ final class MisuseFuzz {
             SendBatch b = pick(sends, s.a());
             RemoteRegion remote = remote(s);
             AddressHandle ah = pick(ahs, s.n());
-            call("encode send " + (s.n() & 15), () -> {
-                switch (s.n() & 15) {
+            MemoryWindow w = pick(windows, s.b());
+            call("encode send " + (s.n() & 31), () -> {
+                switch (s.n() & 31) {
                     case 0 -> b.send(s.x(), mr, s.x(), len);
                     case 1 -> b.sendWithImmediate(1, mr, s.x(), len, s.n());
                     case 2 -> {
@@ -574,6 +594,9 @@ final class MisuseFuzz {
                     case 10 -> b.gather(mr, s.x(), len);
                     case 11 -> b.unsignaled().solicited();
                     case 12 -> b.inline().fence();
+                    case 13 -> b.bindWindow(13, w, mr, s.x(), s.y(), flags(s.n() >> 5));
+                    case 14 -> b.localInvalidate(14, w);
+                    case 15 -> b.sendWithInvalidate(15, mr, s.x(), len, remote);
                     default -> b.clear();
                 }
                 b.count();
@@ -636,6 +659,7 @@ final class MisuseFuzz {
             all.addAll(qps);
             all.addAll(srqs);
             all.addAll(ahs);
+            all.addAll(windows);
             all.addAll(sends);
             all.addAll(receives);
             all.addAll(wcss);
@@ -735,7 +759,8 @@ final class MisuseFuzz {
                     check("a future", t);
                 }
             }
-            List<List<? extends AutoCloseable>> order = List.of(aqs, qps, srqs, ahs, regions, cqs, channels, pds);
+            List<List<? extends AutoCloseable>> order = List.of(aqs, qps, srqs, ahs, windows, regions, cqs, channels,
+                    pds);
             for (List<? extends AutoCloseable> l : order) {
                 for (AutoCloseable c : l) {
                     call("tear-down close " + c.getClass().getSimpleName(), c::close);

@@ -87,6 +87,8 @@ public final class CConstants {
                 c("IBV_WR_SEND_WITH_IMM", WrView.WR_SEND_WITH_IMM), c("IBV_WR_RDMA_READ", WrView.WR_RDMA_READ),
                 c("IBV_WR_ATOMIC_CMP_AND_SWP", WrView.WR_ATOMIC_CMP_AND_SWP),
                 c("IBV_WR_ATOMIC_FETCH_AND_ADD", WrView.WR_ATOMIC_FETCH_AND_ADD),
+                c("IBV_WR_LOCAL_INV", WrView.WR_LOCAL_INV), c("IBV_WR_BIND_MW", WrView.WR_BIND_MW),
+                c("IBV_WR_SEND_WITH_INV", WrView.WR_SEND_WITH_INV),
                 c("IBV_SEND_FENCE", WrView.SEND_FENCE), c("IBV_SEND_SIGNALED", WrView.SEND_SIGNALED),
                 c("IBV_SEND_SOLICITED", WrView.SEND_SOLICITED), c("IBV_SEND_INLINE", WrView.SEND_INLINE),
                 c("IBV_QP_STATE", IBV_QP_STATE), c("IBV_QP_ACCESS_FLAGS", IBV_QP_ACCESS_FLAGS),

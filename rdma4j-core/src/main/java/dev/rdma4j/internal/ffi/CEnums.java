@@ -64,6 +64,7 @@ public final class CEnums {
     /** {@code enum ibv_wc_flags}: a work completion's flags. */
     public static final int IBV_WC_GRH = 1;
     public static final int IBV_WC_WITH_IMM = 1 << 1;
+    public static final int IBV_WC_WITH_INV = 1 << 3;
 
     /** {@code enum ibv_mtu}. */
     public static final int IBV_MTU_256 = 1;
@@ -168,4 +169,8 @@ public final class CEnums {
     public static final int RDMA_CM_EVENT_MULTICAST_ERROR = 13;
     public static final int RDMA_CM_EVENT_ADDR_CHANGE = 14;
     public static final int RDMA_CM_EVENT_TIMEWAIT_EXIT = 15;
+
+    /** {@code enum ibv_mw_type}: a memory window's type. */
+    public static final int IBV_MW_TYPE_1 = 1;
+    public static final int IBV_MW_TYPE_2 = 2;
 }

@@ -47,6 +47,14 @@ public final class Native {
         return LINKER.downcallHandle(fd);
     }
 
+    /**
+     * A handle that calls through a function pointer (the first argument) and captures errno (the second argument,
+     * a segment from {@link #errnoSlot}), for the static inline verbs that return NULL or -1 with errno set.
+     */
+    public static MethodHandle pointerCallWithErrno(FunctionDescriptor fd) {
+        return LINKER.downcallHandle(fd, CAPTURE_ERRNO);
+    }
+
     /** A fresh errno capture segment in {@code arena}. */
     public static MemorySegment errnoSlot(Arena arena) {
         return arena.allocate(CALL_STATE);

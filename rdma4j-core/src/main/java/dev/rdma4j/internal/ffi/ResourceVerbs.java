@@ -181,6 +181,111 @@ public final class ResourceVerbs {
         status("ibv_destroy_srq", null, e -> (int) H.DESTROY_SRQ.invokeExact(e, srq));
     }
 
+    // ---------------------------------------------------------------- memory windows
+
+    /** The provider's window verbs: verbs.h's {@code ibv_alloc_mw}, {@code ibv_dealloc_mw}, {@code ibv_bind_mw} are inline. */
+    private static final class Mw {
+        static final MethodHandle ALLOC = Native.pointerCallWithErrno(FunctionDescriptor.of(ADDRESS, ADDRESS, JAVA_INT));
+        static final MethodHandle DEALLOC = Native.pointerCallWithErrno(FunctionDescriptor.of(JAVA_INT, ADDRESS));
+        static final MethodHandle BIND = Native.pointerCallWithErrno(
+                FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS));
+        static final long OPS = CLayouts.offset(Structs.IBV_CONTEXT, "ops");
+        static final long OP_ALLOC = OPS + CLayouts.offset(Structs.IBV_CONTEXT_OPS, "alloc_mw");
+        static final long OP_DEALLOC = OPS + CLayouts.offset(Structs.IBV_CONTEXT_OPS, "dealloc_mw");
+        static final long OP_BIND = OPS + CLayouts.offset(Structs.IBV_CONTEXT_OPS, "bind_mw");
+        static final long PD_CONTEXT = CLayouts.offset(Structs.IBV_PD, "context");
+        static final long MW_CONTEXT = CLayouts.offset(Structs.IBV_MW, "context");
+        static final long MW_RKEY = CLayouts.offset(Structs.IBV_MW, "rkey");
+        static final long MWB_WR_ID = CLayouts.offset(Structs.IBV_MW_BIND, "wr_id");
+        static final long MWB_FLAGS = CLayouts.offset(Structs.IBV_MW_BIND, "send_flags");
+        static final long MWB_MR = CLayouts.offset(Structs.IBV_MW_BIND, "bind_info", "mr");
+        static final long MWB_ADDR = CLayouts.offset(Structs.IBV_MW_BIND, "bind_info", "addr");
+        static final long MWB_LENGTH = CLayouts.offset(Structs.IBV_MW_BIND, "bind_info", "length");
+        static final long MWB_ACCESS = CLayouts.offset(Structs.IBV_MW_BIND, "bind_info", "mw_access_flags");
+    }
+
+    /** {@code context->ops.<member>} of the context at {@code ctx} (an address), or NULL when the provider has none. */
+    private static MemorySegment op(long ctx, long offset) {
+        return MemorySegment.ofAddress(ctx).reinterpret(Structs.IBV_CONTEXT.byteSize()).get(ADDRESS, offset);
+    }
+
+    /**
+     * verbs.h's {@code ibv_alloc_mw}: {@code EOPNOTSUPP} when the provider has no {@code alloc_mw}.
+     *
+     * @param pd   the protection domain
+     * @param type {@code IBV_MW_TYPE_1} or {@code IBV_MW_TYPE_2}
+     * @return the {@code struct ibv_mw}
+     * @throws NativeException with the errno
+     */
+    public static MemorySegment allocMw(MemorySegment pd, int type) throws NativeException {
+        MemorySegment fn = op(pd.get(ADDRESS, Mw.PD_CONTEXT).address(), Mw.OP_ALLOC);
+        if (fn.equals(MemorySegment.NULL)) {
+            throw Native.fail("ibv_alloc_mw", Errno.EOPNOTSUPP, "the provider has no memory windows");
+        }
+        return pointer("ibv_alloc_mw", "type " + type, Structs.IBV_MW.byteSize(),
+                e -> (MemorySegment) Mw.ALLOC.invokeExact(fn, e, pd, type));
+    }
+
+    /**
+     * verbs.h's {@code ibv_dealloc_mw}.
+     *
+     * @param mw the window
+     * @throws NativeException with the errno
+     */
+    public static void deallocMw(MemorySegment mw) throws NativeException {
+        MemorySegment fn = op(mw.get(ADDRESS, Mw.MW_CONTEXT).address(), Mw.OP_DEALLOC);
+        status("ibv_dealloc_mw", null, e -> (int) Mw.DEALLOC.invokeExact(fn, e, mw));
+    }
+
+    /**
+     * verbs.h's {@code ibv_bind_mw} (type 1 windows): posts the bind on {@code qp}'s send queue with {@code wrId}
+     * and, once posted, the provider gives the window its new rkey.
+     *
+     * @return 0 or the errno (nothing was posted then)
+     */
+    public static int bindMw(long qp, MemorySegment mw, long wrId, int sendFlags, long mr, long addr, long length,
+            int access) {
+        MemorySegment fn = op(mw.get(ADDRESS, Mw.MW_CONTEXT).address(), Mw.OP_BIND);
+        if (fn.equals(MemorySegment.NULL)) {
+            return Errno.EOPNOTSUPP;
+        }
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment bind = arena.allocate(Structs.IBV_MW_BIND);
+            bind.set(JAVA_LONG, Mw.MWB_WR_ID, wrId);
+            bind.set(JAVA_INT, Mw.MWB_FLAGS, sendFlags);
+            bind.set(JAVA_LONG, Mw.MWB_MR, mr);
+            bind.set(JAVA_LONG, Mw.MWB_ADDR, addr);
+            bind.set(JAVA_LONG, Mw.MWB_LENGTH, length);
+            bind.set(JAVA_INT, Mw.MWB_ACCESS, access);
+            MemorySegment errno = Native.errnoSlot(arena);
+            int rc = (int) Mw.BIND.invokeExact(fn, errno, MemorySegment.ofAddress(qp), mw, bind);
+            return rc == 0 ? 0 : Native.errorCode(rc, Native.errno(errno));
+        } catch (Throwable t) {
+            throw Native.rethrow(t);
+        }
+    }
+
+    /**
+     * A window's {@code rkey} as the provider keeps it (the key the device holds after the last bind posted).
+     *
+     * @param mw the {@code struct ibv_mw}
+     * @return its rkey
+     */
+    public static int mwRkey(MemorySegment mw) {
+        return mw.get(JAVA_INT, Mw.MW_RKEY);
+    }
+
+    /**
+     * Sets a window's {@code rkey} in its {@code struct ibv_mw}: what a type 2 window's owner does after posting a
+     * bind with a new key, since the provider (rxe) reads it as the window's current key at the next bind.
+     *
+     * @param mw   the {@code struct ibv_mw}
+     * @param rkey its new rkey
+     */
+    public static void mwRkey(MemorySegment mw, int rkey) {
+        mw.set(JAVA_INT, Mw.MW_RKEY, rkey);
+    }
+
     /** {@code ibv_wc_status_str}. */
     public static String wcStatusStr(int status) {
         Libibverbs.ensureLoaded();

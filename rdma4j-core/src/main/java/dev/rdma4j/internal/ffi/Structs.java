@@ -314,6 +314,21 @@ public final class Structs {
                     struct("struct tso", PTR.withName("hdr"), U16.withName("hdr_sz"), U16.withName("mss"))
                             .withName("tso")).withName("$bind"));
 
+    /** {@code struct ibv_mw}: a memory window ({@code ibv_alloc_mw}); {@code type} is an {@code enum ibv_mw_type}. */
+    public static final StructLayout IBV_MW = struct("struct ibv_mw",
+            PTR.withName("context"),
+            PTR.withName("pd"),
+            U32.withName("rkey"),
+            U32.withName("handle"),
+            INT.withName("type"));
+
+    /** {@code struct ibv_mw_bind}: the argument of {@code ibv_bind_mw} (type 1 windows). */
+    public static final StructLayout IBV_MW_BIND = struct("struct ibv_mw_bind",
+            U64.withName("wr_id"),
+            U32.withName("send_flags"),
+            struct("struct ibv_mw_bind_info", PTR.withName("mr"), U64.withName("addr"), U64.withName("length"),
+                    U32.withName("mw_access_flags")).withName("bind_info"));
+
     public static final StructLayout IBV_RECV_WR = struct("struct ibv_recv_wr",
             U64.withName("wr_id"),
             PTR.withName("next"),
@@ -353,7 +368,7 @@ public final class Structs {
         return List.of(IBV_GID, IBV_GRH, IBV_DEVICE, IBV_CONTEXT_OPS, IBV_CONTEXT, IBV_DEVICE_ATTR, IBV_PORT_ATTR,
                 IBV_GID_ENTRY, IBV_PD, IBV_MR, IBV_COMP_CHANNEL, IBV_CQ, IBV_QP, IBV_QP_CAP, IBV_QP_INIT_ATTR,
                 IBV_GLOBAL_ROUTE, IBV_AH_ATTR, IBV_QP_ATTR, IBV_WC, IBV_SGE, IBV_SEND_WR, IBV_RECV_WR, IBV_AH,
-                IBV_SRQ, IBV_SRQ_ATTR, IBV_SRQ_INIT_ATTR, IBV_ASYNC_EVENT);
+                IBV_MW, IBV_MW_BIND, IBV_SRQ, IBV_SRQ_ATTR, IBV_SRQ_INIT_ATTR, IBV_ASYNC_EVENT);
     }
 
     /** Constants the conformance test also checks: C expression, then the value rdma4j assumes. */

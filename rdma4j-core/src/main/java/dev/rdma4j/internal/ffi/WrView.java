@@ -20,6 +20,9 @@ public final class WrView {
     public static final int WR_RDMA_READ = 4;
     public static final int WR_ATOMIC_CMP_AND_SWP = 5;
     public static final int WR_ATOMIC_FETCH_AND_ADD = 6;
+    public static final int WR_LOCAL_INV = 7;
+    public static final int WR_BIND_MW = 8;
+    public static final int WR_SEND_WITH_INV = 9;
 
     public static final int SEND_FENCE = 1;
     public static final int SEND_SIGNALED = 2;
@@ -43,6 +46,14 @@ public final class WrView {
     private static final long UD_AH = CLayouts.offset(IBV_SEND_WR, "wr", "ud", "ah");
     private static final long UD_QPN = CLayouts.offset(IBV_SEND_WR, "wr", "ud", "remote_qpn");
     private static final long UD_QKEY = CLayouts.offset(IBV_SEND_WR, "wr", "ud", "remote_qkey");
+    private static final long INVALIDATE_RKEY = CLayouts.offset(IBV_SEND_WR, "$imm", "invalidate_rkey");
+    private static final long BIND_MW = CLayouts.offset(IBV_SEND_WR, "$bind", "bind_mw", "mw");
+    private static final long BIND_RKEY = CLayouts.offset(IBV_SEND_WR, "$bind", "bind_mw", "rkey");
+    private static final long BIND_MR = CLayouts.offset(IBV_SEND_WR, "$bind", "bind_mw", "bind_info", "mr");
+    private static final long BIND_ADDR = CLayouts.offset(IBV_SEND_WR, "$bind", "bind_mw", "bind_info", "addr");
+    private static final long BIND_LENGTH = CLayouts.offset(IBV_SEND_WR, "$bind", "bind_mw", "bind_info", "length");
+    private static final long BIND_ACCESS = CLayouts.offset(IBV_SEND_WR, "$bind", "bind_mw", "bind_info",
+            "mw_access_flags");
     private static final long WR_UNION_SIZE = IBV_SEND_WR.select(
             java.lang.foreign.MemoryLayout.PathElement.groupElement("wr")).byteSize();
 
@@ -112,6 +123,28 @@ public final class WrView {
         wrs.set(ValueLayout.JAVA_LONG, b + ATOMIC_COMPARE_ADD, compareAdd);
         wrs.set(ValueLayout.JAVA_LONG, b + ATOMIC_SWAP, swap);
         wrs.set(ValueLayout.JAVA_INT, b + ATOMIC_RKEY, rkey);
+    }
+
+    /** The {@code invalidate_rkey} of request {@code i} (host order: unlike {@code imm_data}, not big-endian). */
+    public static void invalidateRkey(MemorySegment wrs, int i, int rkey) {
+        wrs.set(ValueLayout.JAVA_INT, i * SEND_SIZE + INVALIDATE_RKEY, rkey);
+    }
+
+    /** The {@code bind_mw} member of request {@code i}: the window, its new rkey, and the range of the region. */
+    public static void bindMw(MemorySegment wrs, int i, long mw, int rkey, long mr, long addr, long length,
+            int access) {
+        long b = i * SEND_SIZE;
+        wrs.set(ValueLayout.JAVA_LONG, b + BIND_MW, mw);
+        wrs.set(ValueLayout.JAVA_INT, b + BIND_RKEY, rkey);
+        wrs.set(ValueLayout.JAVA_LONG, b + BIND_MR, mr);
+        wrs.set(ValueLayout.JAVA_LONG, b + BIND_ADDR, addr);
+        wrs.set(ValueLayout.JAVA_LONG, b + BIND_LENGTH, length);
+        wrs.set(ValueLayout.JAVA_INT, b + BIND_ACCESS, access);
+    }
+
+    /** The new rkey the bind request {@code i} gives its window. */
+    public static int bindRkey(MemorySegment wrs, int i) {
+        return wrs.get(ValueLayout.JAVA_INT, i * SEND_SIZE + BIND_RKEY);
     }
 
     public static void ud(MemorySegment wrs, int i, long ah, int remoteQpn, int remoteQkey) {
