@@ -258,7 +258,7 @@ echo "perf-compare --icount: $rounds rounds, interleaved rdma4j / C, in $(uname 
 cases=${PERF_COMPARE_CASES:-all}
 # all: the cases of issue 30's targets; rc_pingpong against ibv_rc_pingpong (pingpong, pingpong_e) and the check
 # of perftest-twin against perftest (twin_check) only when named (the 30 minutes hold the targets' cases)
-want() { [[ ($cases == all && $1 != pingpong* && $1 != twin_check) || ",$cases," == *",$1,"* ]]; }
+want() { [[ ($cases == all && $1 != pingpong* && $1 != twin_check && $1 != *_wr) || ",$cases," == *",$1,"* ]]; }
 # C's latency and bandwidth loops: perftest-twin (scripts/lib/icount/perftest_twin.c), perftest's loops with marks of their own, 1,000
 # iterations of warm-up: perftest's own tools, marked from outside and measured by the difference of two lengths,
 # gave C figures that moved by more than the whole user-space figure between rounds (docs/perf/instructions-2026-11-27.md);
@@ -280,6 +280,12 @@ bw_case() { # NAME "RDMA4J ARGS" "TWIN ARGS" N
 want write_bw_64 && { bw_case "write_bw 64 B" "perf write_bw -s 64" "write_bw -s 64" 5000 || status=1; }
 want write_bw_64k && { bw_case "write_bw 64 KiB" "perf write_bw -s 65536" "write_bw -s 65536" 1000 || status=1; }
 want send_bw_4k && { bw_case "send_bw 4 KiB" "perf send_bw -s 4096" "send_bw -s 4096" 5000 || status=1; }
+# the same through rdma4j's extended posting API (QueuePairEx: ibv_wr_start ... ibv_wr_complete), the C flow of these
+# cases (perftest-twin posts them so, as perftest does where rdma-core has it); only when named
+want write_bw_64_wr && { bw_case "write_bw 64 B, ibv_wr_*" "perf write_bw -s 64 --wr-api" "write_bw -s 64" 5000 ||
+	status=1; }
+want send_bw_4k_wr && { bw_case "send_bw 4 KiB, ibv_wr_*" "perf send_bw -s 4096 --wr-api" "send_bw -s 4096" 5000 ||
+	status=1; }
 # send_lat -e: ib_send_lat -e hangs on rxe
 want send_lat_e && { lat_case "send_lat -e 64 B" "perf send_lat -e -s 64" "send_lat -e -s 64" || status=1; }
 if want twin_check; then

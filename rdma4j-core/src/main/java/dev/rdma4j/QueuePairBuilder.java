@@ -28,6 +28,22 @@ public final class QueuePairBuilder {
         }
     };
 
+    /**
+     * {@code ibv_create_qp_ex} with the {@code ibv_wr_*} operations of the QP's type ({@code send_ops_flags}), for
+     * {@link QueuePairEx}; destroyed as any QP.
+     */
+    private static final dev.rdma4j.internal.QpVerbs EXTENDED = new dev.rdma4j.internal.QpVerbs() {
+        @Override
+        public MemorySegment create(MemorySegment pd, MemorySegment initAttr) throws NativeException {
+            return dev.rdma4j.internal.ffi.QpExVerbs.createQpEx(pd, initAttr);
+        }
+
+        @Override
+        public void destroy(MemorySegment qp) throws NativeException {
+            ResourceVerbs.destroyQp(qp);
+        }
+    };
+
     /** What {@link dev.rdma4j.internal.QpVerbs} threw, as the API's exception. */
     static VerbsException verbsFailure(java.io.IOException e) {
         if (e instanceof VerbsException v) {
@@ -167,6 +183,7 @@ public final class QueuePairBuilder {
     int maxRecvSge = 1;
     int maxInlineData;
     boolean signalAll;
+    boolean extended;
     SharedReceiveQueue srq;
     /** Tests only: runs once the native QP and the Java side exist, before the build returns. */
     Runnable afterCreate;
@@ -271,6 +288,20 @@ public final class QueuePairBuilder {
     }
 
     /**
+     * Creates the queue pair with {@code ibv_create_qp_ex} for the extended posting API ({@link QueuePairEx}, the
+     * {@code ibv_wr_*} functions), with every operation of its type that rdma4j encodes ({@code send_ops_flags}): RC
+     * sends (with immediate, with invalidate), RDMA write (with immediate) and read, atomics (compare-and-swap,
+     * fetch-and-add, atomic write), local invalidate and memory window binds; UC sends, writes, binds; UD sends. The
+     * QP also posts through {@link QueuePair#post} as usual.
+     *
+     * @return this
+     */
+    public QueuePairBuilder extendedPosting() {
+        this.extended = true;
+        return this;
+    }
+
+    /**
      * Creates the queue pair in RESET ({@code ibv_create_qp}).
      *
      * @return the queue pair
@@ -284,7 +315,7 @@ public final class QueuePairBuilder {
         if (maxSendWr < 0 || maxRecvWr < 0 || maxSendSge < 0 || maxRecvSge < 0 || maxInlineData < 0) {
             throw new IllegalArgumentException("capacities must not be negative");
         }
-        return build(PLAIN);
+        return build(extended ? EXTENDED : PLAIN);
     }
 
     QueuePair build(dev.rdma4j.internal.QpVerbs verbs) throws VerbsException {

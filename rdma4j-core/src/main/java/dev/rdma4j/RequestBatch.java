@@ -195,11 +195,60 @@ abstract sealed class RequestBatch implements AutoCloseable permits SendBatch, R
      */
     final int post(Slots slots, int token, boolean recv, MemorySegment fn, MemorySegment queue, MemorySegment badWr,
             long idBase) {
+        int n = claimAll(slots, token, recv, idBase);
+        if (n < 0) {
+            return dev.rdma4j.internal.ffi.Libc.ENOMEM; // the queue is full
+        }
+        badWr.set(java.lang.foreign.ValueLayout.JAVA_LONG, 0, 0L);
+        int rc;
+        try {
+            rc = dev.rdma4j.internal.ffi.DataPath.post(fn, queue.address(), wrs, badWr.address());
+        } catch (RuntimeException e) { // the batch closed under the call: nothing reached the provider
+            unclaim(slots, 0, n);
+            throw closed.get() ? closedError() : e;
+        }
+        if (rc != 0) {
+            int bad = indexOf(badWr.get(java.lang.foreign.ValueLayout.ADDRESS, 0), wrSize());
+            failedIndex = bad;
+            unclaim(slots, bad, n);
+            return rc;
+        }
+        failedIndex = -1;
+        return 0;
+    }
+
+    /** Posts the requests through {@code submit} instead of the provider's post function; all or nothing. */
+    final int post(Slots slots, int token, java.util.function.IntUnaryOperator submit) {
+        int n = claimAll(slots, token, false, -1);
+        if (n < 0) {
+            return dev.rdma4j.internal.ffi.Libc.ENOMEM;
+        }
+        int rc;
+        try {
+            rc = submit.applyAsInt(n);
+        } catch (RuntimeException e) {
+            unclaim(slots, 0, n);
+            throw closed.get() ? closedError() : e;
+        }
+        if (rc != 0) {
+            failedIndex = 0;
+            unclaim(slots, 0, n);
+            return rc;
+        }
+        failedIndex = -1;
+        return 0;
+    }
+
+    /**
+     * Claims a slot for each request (rdma4j's wr_id into the native request, the regions pinned) and publishes
+     * them: the number of requests, or -1 (nothing claimed, {@code failedIndex} 0) when the queue has no room.
+     */
+    private int claimAll(Slots slots, int token, boolean recv, long idBase) {
         ensureOpen(); // before any slot is claimed: a closed batch's requests cannot be written (issue 29)
         int n = count;
         if (slots.free() < n) {
             failedIndex = 0;
-            return dev.rdma4j.internal.ffi.Libc.ENOMEM; // the queue is full
+            return -1;
         }
         int claimed = 0;
         try {
@@ -218,22 +267,7 @@ abstract sealed class RequestBatch implements AutoCloseable permits SendBatch, R
             throw closed.get() ? closedError() : e; // closed by another thread meanwhile: say so, not "Already closed"
         }
         WorkRing.publish();
-        badWr.set(java.lang.foreign.ValueLayout.JAVA_LONG, 0, 0L);
-        int rc;
-        try {
-            rc = dev.rdma4j.internal.ffi.DataPath.post(fn, queue.address(), wrs, badWr.address());
-        } catch (RuntimeException e) { // the batch closed under the call: nothing reached the provider
-            unclaim(slots, 0, n);
-            throw closed.get() ? closedError() : e;
-        }
-        if (rc != 0) {
-            int bad = indexOf(badWr.get(java.lang.foreign.ValueLayout.ADDRESS, 0), wrSize());
-            failedIndex = bad;
-            unclaim(slots, bad, n);
-            return rc;
-        }
-        failedIndex = -1;
-        return 0;
+        return n;
     }
 
     private void unclaim(Slots slots, int from, int to) {
@@ -289,6 +323,12 @@ abstract sealed class RequestBatch implements AutoCloseable permits SendBatch, R
      */
     public final int failedIndex() {
         return failedIndex;
+    }
+
+    /** Native memory that lives as long as the batch (zeroed, 8-byte aligned). */
+    final MemorySegment allocateOwn(long bytes) {
+        ensureOpen();
+        return arena.allocate(bytes, 8);
     }
 
     /** Frees the native arrays; idempotent. */

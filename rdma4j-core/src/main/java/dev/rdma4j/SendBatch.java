@@ -57,7 +57,7 @@ public final class SendBatch extends RequestBatch {
     }
 
     /** Whether request i carries an address handle ({@link #sendTo}), which UD sends need and only they take. */
-    private final boolean[] addressed;
+    final boolean[] addressed;
 
     /**
      * Empties the batch for reuse.
@@ -68,22 +68,14 @@ public final class SendBatch extends RequestBatch {
         count = 0;
         failedIndex = -1;
         if (binds != 0) {
-            java.util.Arrays.fill(bindWindows, null);
-            java.util.Arrays.fill(bindRegions, null);
+            extras.clearBinds();
             binds = 0;
         }
         return this;
     }
 
-    /**
-     * The window each bind request binds (null for other requests), its region, range and whether it is zero-based:
-     * allocated at the first {@link #bindWindow}, told of the post by {@link #bindsPosted}.
-     */
-    private MemoryWindow[] bindWindows;
-    private MemoryRegion[] bindRegions;
-    private long[] bindAddresses;
-    private long[] bindLengths;
-    private boolean[] bindZeroBased;
+    /** The binds' records and the atomic writes' values: made at the first request that needs them. */
+    BatchExtras extras;
     /** How many requests are binds ({@link QueuePair} reads it after each post: one field when there are none). */
     int binds;
 
@@ -97,9 +89,7 @@ public final class SendBatch extends RequestBatch {
     private int start(long wrId, int opcode, int imm) {
         int i = begin(wrId);
         addressed[i] = false;
-        if (binds != 0 && bindWindows[i] != null) { // a bind encoded at this index before: no longer
-            bindWindows[i] = null;
-            bindRegions[i] = null;
+        if (binds != 0 && extras.forgetBind(i)) { // a bind encoded at this index before: no longer
             binds--;
         }
         WrView.send(wrs, i, sgList(i), opcode, SEND_SIGNALED, imm);
@@ -404,6 +394,27 @@ public final class SendBatch extends RequestBatch {
         }
     }
 
+    /**
+     * An atomic write ({@code IBV_WR_ATOMIC_WRITE}) of 8 bytes to 8 aligned remote bytes: the peer sees all of
+     * {@code value} or none of it. Posted only through the extended API ({@link QueuePairEx#post}, which calls
+     * {@code ibv_wr_atomic_write}); {@link QueuePair#post} refuses it ({@code EINVAL}: rdma-core's
+     * {@code ibv_post_send} does not carry it on every provider).
+     *
+     * @param wrId         returned in the completion
+     * @param remote       the peer's region (registered with remote write access)
+     * @param remoteOffset offset of the 8-byte-aligned target in it
+     * @param value        the 8 bytes
+     * @return this
+     * @throws IllegalArgumentException if the remote range does not fit or is not aligned; the batch is left as it was
+     */
+    public SendBatch atomicWrite(long wrId, RemoteRegion remote, long remoteOffset, long value) {
+        long target = atomicTarget(remote, remoteOffset);
+        int i = start(wrId, WrView.WR_ATOMIC_WRITE, 0);
+        WrView.rdma(wrs, i, target, remote.rkey());
+        extras().atomicValue(i, value);
+        return this;
+    }
+
     private static long atomicTarget(RemoteRegion remote, long remoteOffset) {
         long addr = remoteAddress(remote, remoteOffset, 8);
         if ((addr & 7) != 0) {
@@ -452,18 +463,7 @@ public final class SendBatch extends RequestBatch {
         } catch (RuntimeException e) {
             throw undo(i, e);
         }
-        if (bindWindows == null) {
-            bindWindows = new MemoryWindow[capacity];
-            bindRegions = new MemoryRegion[capacity];
-            bindAddresses = new long[capacity];
-            bindLengths = new long[capacity];
-            bindZeroBased = new boolean[capacity];
-        }
-        bindWindows[i] = window;
-        bindRegions[i] = region;
-        bindAddresses[i] = address;
-        bindLengths[i] = length;
-        bindZeroBased[i] = access.contains(AccessFlag.ZERO_BASED);
+        extras().recordBind(i, window, region, address, length, access.contains(AccessFlag.ZERO_BASED));
         binds++;
         return this;
     }
@@ -536,15 +536,15 @@ public final class SendBatch extends RequestBatch {
      * @return {@code rc}
      */
     int bindsPosted(int rc, int n) {
-        int posted = rc == 0 ? n : Math.max(0, failedIndex);
-        for (int i = 0; i < posted; i++) {
-            MemoryWindow w = bindWindows[i];
-            if (w != null) {
-                w.bindPosted(WrView.bindRkey(wrs, i), bindRegions[i], bindAddresses[i], bindLengths[i],
-                        bindZeroBased[i]);
-            }
-        }
+        extras.bindsPosted(wrs, rc == 0 ? n : Math.max(0, failedIndex));
         return rc;
+    }
+
+    private BatchExtras extras() {
+        if (extras == null) {
+            extras = new BatchExtras(this, capacity);
+        }
+        return extras;
     }
 
     /**
@@ -653,16 +653,25 @@ public final class SendBatch extends RequestBatch {
      * the missing address handle of a UD send), so the check comes before the post.
      */
     String refusalFor(QpType type, int i) {
-        int op = WrView.sendOpcode(wrs, i);
+        return refusalFor(type, i, WrView.sendOpcode(wrs, i));
+    }
+
+    /** The refusal of an atomic write by {@code ibv_post_send}; {@link QueuePairEx} posts it. */
+    static final String ATOMIC_WRITE_NEEDS_WR_API = "an atomic write goes through the extended API (QueuePairEx.post,"
+            + " ibv_wr_atomic_write), not ibv_post_send";
+
+    String refusalFor(QpType type, int i, int opcode) {
+        int op = opcode;
         return switch (type) {
             case UD -> op != WrView.WR_SEND && op != WrView.WR_SEND_WITH_IMM
                     ? "UD queue pairs have no RDMA read or write, nor atomics: they only send (sendTo)"
                     : !addressed[i] ? "UD sends need an address handle (SendBatch.sendTo, AsyncQueuePair.sendToAsync)"
                     : null;
             case UC -> addressed[i] ? "an address handle (sendTo) is for UD queue pairs, this one is UC"
-                    : op == WrView.WR_RDMA_READ || op == WrView.WR_ATOMIC_CMP_AND_SWP
+                    : op == WrView.WR_RDMA_READ || op == WrView.WR_ATOMIC_CMP_AND_SWP || op == WrView.WR_ATOMIC_WRITE
                             || op == WrView.WR_ATOMIC_FETCH_AND_ADD ? "UC queue pairs have no RDMA read or atomics" : null;
-            default -> addressed[i] ? "an address handle (sendTo) is for UD queue pairs, this one is RC" : null;
+            default -> addressed[i] ? "an address handle (sendTo) is for UD queue pairs, this one is RC"
+                    : op == WrView.WR_ATOMIC_WRITE ? ATOMIC_WRITE_NEEDS_WR_API : null;
         };
     }
 

@@ -21,6 +21,8 @@ public enum WcOpcode {
     LOCAL_INV(CEnums.IBV_WC_LOCAL_INV),
     /** {@code IBV_WC_TSO}. */
     TSO(CEnums.IBV_WC_TSO),
+    /** {@code IBV_WC_ATOMIC_WRITE}: an atomic write ({@link SendBatch#atomicWrite}). */
+    ATOMIC_WRITE(CEnums.IBV_WC_ATOMIC_WRITE),
     /** {@code IBV_WC_RECV}: a receive consumed by a send (with or without immediate). */
     RECV(CEnums.IBV_WC_RECV),
     /** {@code IBV_WC_RECV_RDMA_WITH_IMM}: a receive consumed by an RDMA write with immediate. */
@@ -62,6 +64,7 @@ public enum WcOpcode {
             case CEnums.IBV_WC_BIND_MW -> BIND_MW;
             case CEnums.IBV_WC_LOCAL_INV -> LOCAL_INV;
             case CEnums.IBV_WC_TSO -> TSO;
+            case CEnums.IBV_WC_ATOMIC_WRITE -> ATOMIC_WRITE;
             case CEnums.IBV_WC_RECV -> RECV;
             case CEnums.IBV_WC_RECV_RDMA_WITH_IMM -> RECV_RDMA_WITH_IMM;
             default -> UNKNOWN;

@@ -225,7 +225,8 @@ final class MisuseFuzz {
                 // each other (short retries: a send to a closed peer fails soon), a UD QP and an address handle
                 // to this port
                 cqs.add(ctx.createCompletionQueue(64));
-                QueuePair a = QueuePair.builder(pds.get(0), QpType.RC).completionQueue(cqs.get(1)).build();
+                QueuePair a = QueuePair.builder(pds.get(0), QpType.RC).completionQueue(cqs.get(1)).extendedPosting()
+                        .build();
                 QueuePair b = QueuePair.builder(pds.get(0), QpType.RC).completionQueue(cqs.get(1)).build();
                 qps.add(a);
                 qps.add(b);
@@ -465,10 +466,11 @@ final class MisuseFuzz {
                 }
                 case POST_SEND -> call("post(SendBatch)", () -> {
                     SendBatch b = pick(sends, s.b());
-                    if ((s.n() & 1) == 0) {
-                        qp.post(b);
-                    } else {
-                        qp.tryPost(b);
+                    switch (s.n() & 3) {
+                        case 0 -> qp.post(b);
+                        case 1 -> qp.tryPost(b);
+                        case 2 -> QueuePairEx.of(qp).post(b); // ibv_wr_*: refused on QPs built without it
+                        default -> QueuePairEx.of(qp).tryPost(b);
                     }
                 });
                 case POST_RECEIVE -> call("post(ReceiveBatch)", () -> {

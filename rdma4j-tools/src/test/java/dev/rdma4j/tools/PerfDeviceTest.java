@@ -89,6 +89,22 @@ class PerfDeviceTest {
         assertThat(rows(runs.get(0))).as("%s", runs.get(0)).isEmpty(); // the server only exposes its memory
     }
 
+    /** {@code --wr-api}: the sends go through the extended API ({@code ibv_wr_*}), as perftest's bandwidth tests. */
+    @Test
+    void bandwidthAndLatencyThroughTheWrApi() throws Exception {
+        List<Run> write = pair(18730, "write_bw", "-s", "4096", "-n", "300", "--warmup", "100", "--warmup-time", "0",
+                "--wr-api");
+        assertBandwidth(write.get(1), List.of(4096L), 300);
+        List<Run> send = pair(18731, "send_bw", "-q", "2", "-s", "1024", "-n", "200", "-t", "32", "--warmup", "50",
+                "--warmup-time", "0", "--wr-api");
+        for (Run r : send) {
+            assertBandwidth(r, List.of(1024L), 400);
+        }
+        List<Run> lat = pair(18732, "send_lat", "-s", "64", "-n", "200", "--warmup", "100", "--warmup-time", "0",
+                "--wr-api");
+        assertLatency(lat.get(1), List.of(64L), 200);
+    }
+
     @Test
     void readLatency() throws Exception {
         List<Run> runs = pair(18704, "read_lat", "-s", "64", "-n", "200", "--warmup", "100", "--warmup-time", "0");

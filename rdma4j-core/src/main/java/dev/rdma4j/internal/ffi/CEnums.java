@@ -58,6 +58,7 @@ public final class CEnums {
     public static final int IBV_WC_BIND_MW = 5;
     public static final int IBV_WC_LOCAL_INV = 6;
     public static final int IBV_WC_TSO = 7;
+    public static final int IBV_WC_ATOMIC_WRITE = 9;
     public static final int IBV_WC_RECV = 1 << 7;
     public static final int IBV_WC_RECV_RDMA_WITH_IMM = IBV_WC_RECV + 1;
 

@@ -280,7 +280,21 @@ public final class DeviceVerbs {
 
     /** verbs_get_ctx_op(ctx, query_port), or null when the compat path must be taken. */
     private static MemorySegment queryPortOp(MemorySegment ctx) {
-        long abiCompat = ctx.get(ADDRESS, CLayouts.offset(IBV_CONTEXT, "abi_compat")).address();
+        return verbsContextOp(ctx, Structs.VERBS_CONTEXT_QUERY_PORT_OFFSET);
+    }
+
+    /**
+     * verbs.h's {@code verbs_get_ctx_op(ctx, op)}: the function pointer at {@code offset} in the context's
+     * {@code struct verbs_context}, or null when the context is not an extended one
+     * ({@code abi_compat != __VERBS_ABI_IS_EXTENDED}), is too small to hold it (older provider), or has none.
+     *
+     * @param ctx    the {@code struct ibv_context}
+     * @param offset {@code offsetof(struct verbs_context, op)}
+     * @return the op, or null
+     */
+    public static MemorySegment verbsContextOp(MemorySegment ctx, long offset) {
+        long abiCompat = ctx.reinterpret(IBV_CONTEXT.byteSize()).get(ADDRESS, CLayouts.offset(IBV_CONTEXT, "abi_compat"))
+                .address();
         if (abiCompat != -1L) { // __VERBS_ABI_IS_EXTENDED is (void *)UINTPTR_MAX
             return null;
         }
@@ -288,10 +302,10 @@ public final class DeviceVerbs {
         MemorySegment vctx = MemorySegment.ofAddress(ctx.address() - Structs.VERBS_CONTEXT_CONTEXT_OFFSET)
                 .reinterpret(vctxSize);
         long sz = vctx.get(JAVA_LONG, Structs.VERBS_CONTEXT_SZ_OFFSET);
-        if (sz < vctxSize - Structs.VERBS_CONTEXT_QUERY_PORT_OFFSET) {
+        if (sz < vctxSize - offset) {
             return null;
         }
-        MemorySegment op = vctx.get(ADDRESS, Structs.VERBS_CONTEXT_QUERY_PORT_OFFSET);
+        MemorySegment op = vctx.get(ADDRESS, offset);
         return op.equals(MemorySegment.NULL) ? null : op;
     }
 

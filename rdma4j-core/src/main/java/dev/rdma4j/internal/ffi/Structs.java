@@ -88,6 +88,8 @@ public final class Structs {
     public static final long VERBS_CONTEXT_SZ_OFFSET = 312;
     /** {@code offsetof(struct verbs_context, query_port)}: the first member, it "grows up". */
     public static final long VERBS_CONTEXT_QUERY_PORT_OFFSET = 0;
+    /** {@code offsetof(struct verbs_context, create_qp_ex)}. */
+    public static final long VERBS_CONTEXT_CREATE_QP_EX_OFFSET = 264;
 
     public static final StructLayout IBV_DEVICE_ATTR = struct("struct ibv_device_attr",
             chars("fw_ver", 64),
@@ -224,6 +226,39 @@ public final class Structs {
             IBV_QP_CAP.withName("cap"),
             INT.withName("qp_type"),
             INT.withName("sq_sig_all"));
+
+    /** {@code struct ibv_qp_init_attr_ex}: {@code ibv_qp_init_attr}'s members, then the extended ones. */
+    public static final StructLayout IBV_QP_INIT_ATTR_EX = struct("struct ibv_qp_init_attr_ex",
+            PTR.withName("qp_context"),
+            PTR.withName("send_cq"),
+            PTR.withName("recv_cq"),
+            PTR.withName("srq"),
+            IBV_QP_CAP.withName("cap"),
+            INT.withName("qp_type"),
+            INT.withName("sq_sig_all"),
+            U32.withName("comp_mask"),
+            PTR.withName("pd"),
+            PTR.withName("xrcd"),
+            U32.withName("create_flags"),
+            U16.withName("max_tso_header"),
+            PTR.withName("rwq_ind_tbl"),
+            struct("struct ibv_rx_hash_conf", U8.withName("rx_hash_function"), U8.withName("rx_hash_key_len"),
+                    PTR.withName("rx_hash_key"), U64.withName("rx_hash_fields_mask")).withName("rx_hash_conf"),
+            U32.withName("source_qpn"),
+            U64.withName("send_ops_flags"));
+
+    /** {@code struct ibv_qp_ex}: the QP, the next request's wr_id and flags, the {@code ibv_wr_*} functions. */
+    public static final StructLayout IBV_QP_EX = qpEx();
+
+    private static StructLayout qpEx() {
+        java.util.List<MemoryLayout> m = new java.util.ArrayList<>(java.util.List.of(IBV_QP.withName("qp_base"),
+                U64.withName("comp_mask"), U64.withName("wr_id"), U32.withName("wr_flags")));
+        m.addAll(java.util.List.of(pointers("wr_atomic_cmp_swp", "wr_atomic_fetch_add", "wr_bind_mw", "wr_local_inv",
+                "wr_rdma_read", "wr_rdma_write", "wr_rdma_write_imm", "wr_send", "wr_send_imm", "wr_send_inv",
+                "wr_send_tso", "wr_set_ud_addr", "wr_set_xrc_srqn", "wr_set_inline_data", "wr_set_inline_data_list",
+                "wr_set_sge", "wr_set_sge_list", "wr_start", "wr_complete", "wr_abort", "wr_atomic_write")));
+        return struct("struct ibv_qp_ex", m.toArray(MemoryLayout[]::new));
+    }
 
     public static final StructLayout IBV_GLOBAL_ROUTE = struct("struct ibv_global_route",
             IBV_GID.withName("dgid"),
@@ -367,6 +402,7 @@ public final class Structs {
     public static List<MemoryLayout> all() {
         return List.of(IBV_GID, IBV_GRH, IBV_DEVICE, IBV_CONTEXT_OPS, IBV_CONTEXT, IBV_DEVICE_ATTR, IBV_PORT_ATTR,
                 IBV_GID_ENTRY, IBV_PD, IBV_MR, IBV_COMP_CHANNEL, IBV_CQ, IBV_QP, IBV_QP_CAP, IBV_QP_INIT_ATTR,
+                IBV_QP_INIT_ATTR_EX, IBV_QP_EX,
                 IBV_GLOBAL_ROUTE, IBV_AH_ATTR, IBV_QP_ATTR, IBV_WC, IBV_SGE, IBV_SEND_WR, IBV_RECV_WR, IBV_AH,
                 IBV_MW, IBV_MW_BIND, IBV_SRQ, IBV_SRQ_ATTR, IBV_SRQ_INIT_ATTR, IBV_ASYNC_EVENT);
     }
@@ -377,6 +413,7 @@ public final class Structs {
                 new Object[] {"offsetof(struct verbs_context, context)", VERBS_CONTEXT_CONTEXT_OFFSET},
                 new Object[] {"offsetof(struct verbs_context, sz)", VERBS_CONTEXT_SZ_OFFSET},
                 new Object[] {"offsetof(struct verbs_context, query_port)", VERBS_CONTEXT_QUERY_PORT_OFFSET},
+                new Object[] {"offsetof(struct verbs_context, create_qp_ex)", VERBS_CONTEXT_CREATE_QP_EX_OFFSET},
                 new Object[] {"sizeof(struct verbs_context)", VERBS_CONTEXT_CONTEXT_OFFSET + IBV_CONTEXT.byteSize()},
                 new Object[] {"sizeof(size_t)", SIZE_T.byteSize()},
                 new Object[] {"sizeof(struct ibv_grh)", (long) GRH_BYTES},

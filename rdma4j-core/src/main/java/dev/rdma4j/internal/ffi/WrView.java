@@ -23,6 +23,7 @@ public final class WrView {
     public static final int WR_LOCAL_INV = 7;
     public static final int WR_BIND_MW = 8;
     public static final int WR_SEND_WITH_INV = 9;
+    public static final int WR_ATOMIC_WRITE = 15;
 
     public static final int SEND_FENCE = 1;
     public static final int SEND_SIGNALED = 2;
@@ -147,6 +148,62 @@ public final class WrView {
         return wrs.get(ValueLayout.JAVA_INT, i * SEND_SIZE + BIND_RKEY);
     }
 
+    // the request's members read back, for replaying a batch through the ibv_wr_* functions (QueuePairEx)
+
+    public static int sendNumSge(MemorySegment wrs, int i) {
+        return wrs.get(ValueLayout.JAVA_INT, i * SEND_SIZE + NUM_SGE);
+    }
+
+    /** {@code imm_data} (or {@code invalidate_rkey}) as stored: {@code __be32} for the immediate. */
+    public static int immRaw(MemorySegment wrs, int i) {
+        return wrs.get(ValueLayout.JAVA_INT, i * SEND_SIZE + IMM);
+    }
+
+    public static long rdmaAddr(MemorySegment wrs, int i) {
+        return wrs.get(ValueLayout.JAVA_LONG, i * SEND_SIZE + RDMA_ADDR);
+    }
+
+    public static int rdmaRkey(MemorySegment wrs, int i) {
+        return wrs.get(ValueLayout.JAVA_INT, i * SEND_SIZE + RDMA_RKEY);
+    }
+
+    public static long atomicAddr(MemorySegment wrs, int i) {
+        return wrs.get(ValueLayout.JAVA_LONG, i * SEND_SIZE + ATOMIC_ADDR);
+    }
+
+    public static long atomicCompareAdd(MemorySegment wrs, int i) {
+        return wrs.get(ValueLayout.JAVA_LONG, i * SEND_SIZE + ATOMIC_COMPARE_ADD);
+    }
+
+    public static long atomicSwap(MemorySegment wrs, int i) {
+        return wrs.get(ValueLayout.JAVA_LONG, i * SEND_SIZE + ATOMIC_SWAP);
+    }
+
+    public static int atomicRkey(MemorySegment wrs, int i) {
+        return wrs.get(ValueLayout.JAVA_INT, i * SEND_SIZE + ATOMIC_RKEY);
+    }
+
+    public static long udAh(MemorySegment wrs, int i) {
+        return wrs.get(ValueLayout.JAVA_LONG, i * SEND_SIZE + UD_AH);
+    }
+
+    public static int udQpn(MemorySegment wrs, int i) {
+        return wrs.get(ValueLayout.JAVA_INT, i * SEND_SIZE + UD_QPN);
+    }
+
+    public static int udQkey(MemorySegment wrs, int i) {
+        return wrs.get(ValueLayout.JAVA_INT, i * SEND_SIZE + UD_QKEY);
+    }
+
+    public static long bindMwOf(MemorySegment wrs, int i) {
+        return wrs.get(ValueLayout.JAVA_LONG, i * SEND_SIZE + BIND_MW);
+    }
+
+    /** The address of request {@code i}'s {@code struct ibv_mw_bind_info} ({@code ibv_wr_bind_mw}'s argument). */
+    public static long bindInfoAddress(MemorySegment wrs, int i) {
+        return wrs.address() + i * SEND_SIZE + BIND_MR;
+    }
+
     public static void ud(MemorySegment wrs, int i, long ah, int remoteQpn, int remoteQkey) {
         long b = i * SEND_SIZE;
         wrs.set(ValueLayout.JAVA_LONG, b + UD_AH, ah);
@@ -180,6 +237,10 @@ public final class WrView {
 
     public static long sgeAddr(MemorySegment sges, int i) {
         return sges.get(ValueLayout.JAVA_LONG, i * SGE_SIZE + SGE_ADDR);
+    }
+
+    public static int sgeLkey(MemorySegment sges, int i) {
+        return sges.get(ValueLayout.JAVA_INT, i * SGE_SIZE + SGE_LKEY);
     }
 
     public static int sgeLength(MemorySegment sges, int i) {

@@ -172,6 +172,11 @@ public final class PerfCommand implements Callable<Integer> {
             + "instructions between them, busy waiting left out")
     Path icountMarks;
 
+    @Option(names = "--wr-api", description = "post sends through the extended API (ibv_create_qp_ex, ibv_wr_start"
+            + " ... ibv_wr_complete: QueuePairEx) instead of ibv_post_send, as perftest's bandwidth tests do where"
+            + " rdma-core has it")
+    boolean wrApi;
+
     /** Iterations of a warm-up round by default. */
     static final long DEFAULT_WARMUP = 1000;
     /**
@@ -298,7 +303,7 @@ public final class PerfCommand implements Callable<Integer> {
         PollingMode polling = events ? PollingMode.EVENT : mode == null ? null : mode.polling;
         return new PerfParameters(t, host, device, ibPort, gidIndex, tcpPort, sizes, n, duration == null ? 0 : duration,
                 qps, tx, rxDepth, inl, warmup, warmupSeconds, connectSeconds, atomic, polling, gbits, json, plot,
-                all && iters == null && duration == null ? PerfParameters.ALL_SIZES_BUDGET : 0, icountMarks);
+                all && iters == null && duration == null ? PerfParameters.ALL_SIZES_BUDGET : 0, icountMarks, wrApi);
     }
 
     private ParameterException usage(String message) {

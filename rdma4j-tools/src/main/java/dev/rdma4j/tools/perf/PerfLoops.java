@@ -2,6 +2,7 @@ package dev.rdma4j.tools.perf;
 
 import dev.rdma4j.MemoryRegion;
 import dev.rdma4j.QueuePair;
+import dev.rdma4j.QueuePairEx;
 import dev.rdma4j.ReceiveBatch;
 import dev.rdma4j.RemoteRegion;
 import dev.rdma4j.SendBatch;
@@ -45,6 +46,8 @@ final class PerfLoops implements AutoCloseable {
 
     private final PerfParameters p;
     private final QueuePair[] qps;
+    /** With {@code --wr-api}: each QP's extended posting API (ibv_wr_*), which the sends go through. */
+    private final QueuePairEx[] exs;
     private final MemoryRegion mr;
     private final MemorySegment buf;
     private final long m;
@@ -81,6 +84,7 @@ final class PerfLoops implements AutoCloseable {
             PerfCompletions cq, int inline, Socket socket) {
         this.p = p;
         this.qps = qps.toArray(QueuePair[]::new);
+        this.exs = p.wrApi() ? qps.stream().map(QueuePairEx::of).toArray(QueuePairEx[]::new) : null;
         this.mr = mr;
         this.buf = mr.segment();
         this.m = m;
@@ -669,10 +673,18 @@ final class PerfLoops implements AutoCloseable {
     }
 
     private void post(QueuePair qp, SendBatch batch) throws PerfException {
-        int rc = qp.tryPost(batch);
+        int rc = exs == null ? qp.tryPost(batch) : exs[indexOf(qp)].tryPost(batch);
         if (rc != 0) {
             throw new PerfException("Couldn't post send: errno " + rc);
         }
+    }
+
+    private int indexOf(QueuePair qp) {
+        int i = 0;
+        while (qps[i] != qp) {
+            i++;
+        }
+        return i;
     }
 
     private void repost(int q) throws PerfException {

@@ -38,11 +38,12 @@ import java.util.Locale;
  * @param icountMarks {@code --icount-marks}: the library whose marks the client executes around each measured
  *                   size, and both sides around each look of a spin on memory (see {@link InstructionMarks}), or
  *                   {@code null}
+ * @param wrApi       {@code --wr-api}: sends posted through the extended API ({@code ibv_wr_*}, {@code QueuePairEx})
  */
 public record PerfParameters(PerfKind test, String host, String device, int ibPort, int gidIndex, int tcpPort,
         List<Long> sizes, long iterations, int duration, int qps, int txDepth, int rxDepth, int inline, long warmup,
         int warmupSeconds, int connectSeconds, PerfKind.AtomicOp atomic, PollingMode mode, boolean gbits, Path json, Path plot, long byteBudget,
-        Path icountMarks) {
+        Path icountMarks, boolean wrApi) {
 
     /**
      * The bytes one size of {@code -a} moves at most when {@code -n} is not given: perftest runs its 5000
@@ -103,7 +104,7 @@ public record PerfParameters(PerfKind test, String host, String device, int ibPo
     public PerfParameters asClientOf(String server, int connectSeconds) {
         return new PerfParameters(test, server, device, ibPort, gidIndex, tcpPort, sizes, iterations, duration, qps,
                 txDepth, rxDepth, inline, warmup, warmupSeconds, connectSeconds, atomic, mode, gbits, json, plot,
-                byteBudget, icountMarks);
+                byteBudget, icountMarks, wrApi);
     }
 
     /**

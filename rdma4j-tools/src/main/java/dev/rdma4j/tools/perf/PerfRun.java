@@ -11,6 +11,7 @@ import dev.rdma4j.ProtectionDomain;
 import dev.rdma4j.QpEndpoint;
 import dev.rdma4j.QpType;
 import dev.rdma4j.QueuePair;
+import dev.rdma4j.QueuePairBuilder;
 import dev.rdma4j.RemoteRegion;
 import dev.rdma4j.RtrAttributes;
 import dev.rdma4j.RtsAttributes;
@@ -85,9 +86,12 @@ final class PerfRun {
             int reads = Math.max(1, Math.min(16, Math.min(attrs.maxQpRdAtom(), attrs.maxQpInitRdAtom())));
             boolean sends = p.test().verb() == PerfKind.Verb.SEND;
             for (int i = 0; i < p.qps(); i++) {
-                QueuePair qp = verb("Couldn't create QP", () -> QueuePair.builder(pd, QpType.RC)
-                        .completionQueue(cq.queue()).capacity(p.txDepth(), sends ? p.rxDepth() : 1).maxSge(1, 1)
-                        .maxInlineData(p.inline()).signalAll(false).build());
+                QueuePair qp = verb("Couldn't create QP", () -> {
+                    QueuePairBuilder b = QueuePair.builder(pd, QpType.RC).completionQueue(cq.queue())
+                            .capacity(p.txDepth(), sends ? p.rxDepth() : 1).maxSge(1, 1).maxInlineData(p.inline())
+                            .signalAll(false);
+                    return (p.wrApi() ? b.extendedPosting() : b).build();
+                });
                 qps.add(qp);
                 verb("Failed to modify QP to INIT", () -> {
                     qp.toInit(InitAttributes.builder().port(p.ibPort()).access(AccessFlag.LOCAL_WRITE,
