@@ -96,6 +96,25 @@ public final class Context extends NativeResource {
     }
 
     /**
+     * Queries what the device grants beyond {@link #queryDevice()} ({@code ibv_query_device_ex}): on-demand paging,
+     * completion timestamps, TSO, RSS, ... ({@code devinfo -v} prints them as {@code ibv_devinfo -v} does).
+     *
+     * @return the attributes; zeros beyond the base ones when the provider has no {@code query_device_ex}
+     * @throws VerbsException if the verb fails
+     * @throws IllegalStateException if closed
+     */
+    public ExtendedDeviceAttributes queryDeviceExtended() throws VerbsException {
+        acquire(false);
+        try {
+            return ExtendedDeviceAttributes.of(DeviceVerbs.queryDeviceEx(handle));
+        } catch (NativeException e) {
+            throw VerbsException.from(e);
+        } finally {
+            release(false);
+        }
+    }
+
+    /**
      * Queries a port ({@code ibv_query_port}, reproducing verbs.h's {@code ___ibv_query_port} inline).
      *
      * @param port the port number, from 1

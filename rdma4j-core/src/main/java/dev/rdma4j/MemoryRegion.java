@@ -225,6 +225,55 @@ public final class MemoryRegion extends NativeResource {
         return pd;
     }
 
+    /** What {@link #advise} asks of an on-demand region ({@code enum ibv_advise_mr_advice}). */
+    public enum Advice {
+        /** {@code IBV_ADVISE_MR_ADVICE_PREFETCH}: fault the pages in for reading. */
+        PREFETCH(dev.rdma4j.internal.ffi.CEnums.IBV_ADVISE_MR_ADVICE_PREFETCH),
+        /** {@code IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE}: fault the pages in for writing. */
+        PREFETCH_WRITE(dev.rdma4j.internal.ffi.CEnums.IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE),
+        /** {@code IBV_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT}: map what is present, fault nothing. */
+        PREFETCH_NO_FAULT(dev.rdma4j.internal.ffi.CEnums.IBV_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT);
+
+        final int code;
+
+        Advice(int code) {
+            this.code = code;
+        }
+    }
+
+    /**
+     * Advises the device about a range of this on-demand region ({@code ibv_advise_mr} with one scatter/gather entry):
+     * prefetch its pages before requests touch them. Only for regions registered with {@link AccessFlag#ON_DEMAND}
+     * on a device that pages on demand ({@link ExtendedDeviceAttributes.OnDemandPaging#supported()}).
+     *
+     * @param advice what to prefetch
+     * @param offset where the range starts
+     * @param length bytes
+     * @param flush  {@code IBV_ADVISE_MR_FLAG_FLUSH}: return once the pages are mapped, not at once
+     * @throws VerbsException           {@code EOPNOTSUPP} when the provider has no {@code advise_mr} (rxe), else the
+     *                                  verb's errno
+     * @throws IllegalArgumentException if the range does not fit the region
+     * @throws IllegalStateException    if the region is closed, or unregistered
+     */
+    public void advise(Advice advice, long offset, int length, boolean flush) throws VerbsException {
+        checkRange(offset, length);
+        if (handle == null) {
+            throw new IllegalStateException(this + " is not registered: nothing to advise");
+        }
+        acquire(false);
+        try {
+            int rc = dev.rdma4j.internal.ffi.DeviceVerbs.adviseMr(pd.handle(), advice.code,
+                    flush ? dev.rdma4j.internal.ffi.CEnums.IBV_ADVISE_MR_FLAG_FLUSH : 0, address() + offset, length, lkey);
+            if (rc != 0) {
+                throw VerbsException.of("ibv_advise_mr", rc, this + ": " + advice + " of " + length + " bytes at "
+                        + offset + (rc == dev.rdma4j.internal.ffi.Errno.EOPNOTSUPP
+                        ? " (the device does not page on demand)" : ""));
+            }
+        } finally {
+            release(false);
+        }
+    }
+
     /** The {@code struct ibv_mr}, or null for an unregistered region. */
     MemorySegment handle() {
         return handle;

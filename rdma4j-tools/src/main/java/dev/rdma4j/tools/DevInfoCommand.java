@@ -3,6 +3,7 @@ package dev.rdma4j.tools;
 import dev.rdma4j.Context;
 import dev.rdma4j.Device;
 import dev.rdma4j.DeviceAttributes;
+import dev.rdma4j.ExtendedDeviceAttributes;
 import dev.rdma4j.VerbsException;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -58,7 +59,8 @@ final class DevInfoCommand implements Callable<Integer> {
     /** The ibv_devinfo text for one device (all ports when {@code onlyPort} is 0). */
     static String describe(Device d, int onlyPort, boolean verbose) throws VerbsException {
         try (Context ctx = d.open()) {
-            DeviceAttributes a = ctx.queryDevice();
+            ExtendedDeviceAttributes x = ctx.queryDeviceExtended(); // ibv_devinfo's ibv_query_device_ex
+            DeviceAttributes a = x.base();
             if (onlyPort > a.physicalPortCount()) {
                 throw new IllegalArgumentException("Invalid port requested for device");
             }
@@ -68,7 +70,7 @@ final class DevInfoCommand implements Callable<Integer> {
                     ports.add(new DevInfoFormatter.Port(p, ctx.queryPort(p), verbose ? ctx.gidTable(p) : List.of()));
                 }
             }
-            return new DevInfoFormatter().format(d, a, boardId(d), ctx.completionVectorCount(), ports, verbose);
+            return new DevInfoFormatter().format(d, x, boardId(d), ctx.completionVectorCount(), ports, verbose);
         }
     }
 

@@ -2,6 +2,7 @@ package dev.rdma4j.tools;
 
 import dev.rdma4j.Device;
 import dev.rdma4j.DeviceAttributes;
+import dev.rdma4j.ExtendedDeviceAttributes;
 import dev.rdma4j.GidEntry;
 import dev.rdma4j.GidType;
 import dev.rdma4j.LinkLayer;
@@ -14,8 +15,9 @@ import java.util.Map;
 /**
  * Formats device facts line for line as rdma-core's {@code ibv_devinfo} prints them (same names,
  * tabs and value formats), for the fields rdma4j supports: all of {@code struct ibv_device_attr} and
- * {@code struct ibv_port_attr}, and the GID table. Extended attributes ({@code ibv_query_device_ex}:
- * ODP, TSO, RSS, ...) are not printed.
+ * {@code struct ibv_port_attr}, the GID table, and with {@code -v} the extended attributes
+ * ({@code ibv_query_device_ex}: ODP, completion timestamps, TSO, RSS, packet pacing, tag matching, CQ moderation,
+ * device memory) and {@code num_comp_vectors}.
  */
 final class DevInfoFormatter {
     private final StringBuilder out = new StringBuilder();
@@ -45,8 +47,9 @@ final class DevInfoFormatter {
     record Port(int number, PortAttributes attributes, List<GidEntry> gids) {
     }
 
-    String format(Device d, DeviceAttributes a, String boardId, int numCompVectors, List<Port> ports,
+    String format(Device d, ExtendedDeviceAttributes x, String boardId, int numCompVectors, List<Port> ports,
             boolean verbose) {
+        DeviceAttributes a = x.base();
         line("hca_id:\t%s", d.name());
         line("\ttransport:\t\t\t%s (%d)", transport(d.transportType()), d.transportType().code());
         if (!a.firmwareVersion().isEmpty()) {
@@ -63,6 +66,8 @@ final class DevInfoFormatter {
         line("\tphys_port_cnt:\t\t\t%d", a.physicalPortCount());
         if (verbose) {
             deviceDetails(a);
+            extended(x);
+            line("\tnum_comp_vectors:\t\t%d", numCompVectors);
         }
         for (Port p : ports) {
             PortAttributes pa = p.attributes();
@@ -137,6 +142,117 @@ final class DevInfoFormatter {
         line("\tlocal_ca_ack_delay:\t\t%d", a.localCaAckDelay());
     }
 
+    /** {@code ibv_devinfo -v}'s lines of {@code struct ibv_device_attr_ex} beyond {@code orig_attr}, in its order. */
+    private void extended(ExtendedDeviceAttributes x) {
+        ExtendedDeviceAttributes.OnDemandPaging odp = x.onDemandPaging();
+        line("\tgeneral_odp_caps:");
+        flag(odp.generalCaps(), 1, "ODP_SUPPORT");
+        flag(odp.generalCaps(), 2, "ODP_SUPPORT_IMPLICIT");
+        unknown(odp.generalCaps() & ~3L);
+        transport("rc", odp.rc());
+        transport("uc", odp.uc());
+        transport("ud", odp.ud());
+        transport("xrc", odp.xrc());
+        if (x.completionTimestampMask() != 0) {
+            line("\tcompletion timestamp_mask:\t\t\t0x%016x", x.completionTimestampMask());
+        } else {
+            line("\tcompletion_timestamp_mask not supported");
+        }
+        if (x.hcaCoreClockKhz() != 0) {
+            line("\thca_core_clock:\t\t\t%dkHZ", x.hcaCoreClockKhz());
+        } else {
+            line("\tcore clock not supported");
+        }
+        if (x.rawPacketCaps() != 0) {
+            line("\traw packet caps:");
+            flag(x.rawPacketCaps(), 1, "C-VLAN stripping offload");
+            flag(x.rawPacketCaps(), 2, "Scatter FCS offload");
+            flag(x.rawPacketCaps(), 4, "IP csum offload");
+            flag(x.rawPacketCaps(), 8, "Delay drop");
+        }
+        line("\tdevice_cap_flags_ex:\t\t0x%X", x.deviceCapFlagsEx());
+        long ex = x.deviceCapFlagsEx() & 0xffffffff00000000L;
+        flag(ex, 1L << 34, "RAW_SCATTER_FCS");
+        flag(ex, 1L << 36, "PCI_WRITE_END_PADDING");
+        unknown(ex & ~(1L << 34 | 1L << 36));
+        line("\ttso_caps:");
+        line("\t\tmax_tso:\t\t\t%d", x.maxTso());
+        if (x.maxTso() != 0) {
+            supportedQps(x.tsoSupportedQpTypes());
+        }
+        line("\trss_caps:");
+        line("\t\tmax_rwq_indirection_tables:\t\t\t%d", Integer.toUnsignedLong(x.maxRwqIndirectionTables()));
+        line("\t\tmax_rwq_indirection_table_size:\t\t\t%d", Integer.toUnsignedLong(x.maxRwqIndirectionTableSize()));
+        line("\t\trx_hash_function:\t\t\t\t0x%x", x.rxHashFunction());
+        line("\t\trx_hash_fields_mask:\t\t\t\t0x%X", x.rxHashFieldsMask());
+        if (x.rssSupportedQpTypes() != 0) {
+            supportedQps(x.rssSupportedQpTypes());
+        }
+        line("\tmax_wq_type_rq:\t\t\t%d", Integer.toUnsignedLong(x.maxWqTypeRq()));
+        line("\tpacket_pacing_caps:");
+        line("\t\tqp_rate_limit_min:\t%dkbps", Integer.toUnsignedLong(x.qpRateLimitMinKbps()));
+        line("\t\tqp_rate_limit_max:\t%dkbps", Integer.toUnsignedLong(x.qpRateLimitMaxKbps()));
+        if (x.qpRateLimitMaxKbps() != 0) {
+            supportedQps(x.packetPacingQpTypes());
+        }
+        if (x.tagMatchingMaxTags() != 0) {
+            line("\tmax_rndv_hdr_size:\t\t%d", Integer.toUnsignedLong(x.tagMatchingMaxRndvHdrSize()));
+            line("\tmax_num_tags:\t\t\t%d", Integer.toUnsignedLong(x.tagMatchingMaxTags()));
+            line("\tmax_ops:\t\t\t%d", Integer.toUnsignedLong(x.tagMatchingMaxOps()));
+            line("\tmax_sge:\t\t\t%d", Integer.toUnsignedLong(x.tagMatchingMaxSge()));
+            line("\tflags:");
+            flag(x.tagMatchingFlags(), 1, "IBV_TM_CAP_RC");
+        } else {
+            line("\ttag matching not supported");
+        }
+        if (x.maxCqModerationCount() != 0 && x.maxCqModerationPeriodUs() != 0) {
+            out.append('\n');
+            line("\tcq moderation caps:");
+            line("\t\tmax_cq_count:\t%d", x.maxCqModerationCount());
+            line("\t\tmax_cq_period:\t%d us", x.maxCqModerationPeriodUs());
+            out.append('\n');
+        }
+        if (x.maxDeviceMemory() != 0) {
+            line("\tmaximum available device memory:\t%sBytes", Long.toUnsignedString(x.maxDeviceMemory()));
+            out.append('\n');
+        }
+    }
+
+    private void flag(long flags, long bit, String name) {
+        if ((flags & bit) != 0) {
+            line("\t\t\t\t\t%s", name);
+        }
+    }
+
+    private void unknown(long rest) {
+        if (rest != 0) {
+            line("\t\t\t\t\tUnknown flags: 0x%X", rest);
+        }
+    }
+
+    /** {@code print_odp_trans_caps}. */
+    private void transport(String name, int caps) {
+        line("\t%s_odp_caps:", name);
+        if (caps == 0) {
+            line("\t\t\t\t\tNO SUPPORT");
+            return;
+        }
+        String[] names = {"SUPPORT_SEND", "SUPPORT_RECV", "SUPPORT_WRITE", "SUPPORT_READ", "SUPPORT_ATOMIC",
+            "SUPPORT_SRQ"};
+        for (int i = 0; i < names.length; i++) {
+            flag(caps, 1 << i, names[i]);
+        }
+        unknown(Integer.toUnsignedLong(caps) & ~0x3fL);
+    }
+
+    /** The {@code supported_qp:} list of TSO, RSS and packet pacing ({@code 1 << IBV_QPT_RAW_PACKET}, {@code UD}). */
+    private void supportedQps(int qpts) {
+        line("\t\tsupported_qp:");
+        flag(qpts, 1 << 8, "SUPPORT_RAW_PACKET");
+        flag(qpts, 1 << 4, "SUPPORT_UD");
+        unknown(Integer.toUnsignedLong(qpts) & ~(1L << 8 | 1L << 4));
+    }
+
     private void portDetails(Device d, PortAttributes pa, List<GidEntry> gids) {
         line("\t\t\tmax_msg_sz:\t\t0x%x", pa.maxMessageSize());
         line("\t\t\tport_cap_flags:\t\t0x%08x", pa.portCapFlags());
@@ -174,7 +290,7 @@ final class DevInfoFormatter {
             case 128 -> "100.0 Gbps";
             default -> "invalid speed";
         }, pa.activeSpeed());
-        if (d.transportType() == TransportType.IB && pa.linkLayer() != LinkLayer.ETHERNET) {
+        if (d.transportType() == TransportType.IB) { // RoCE too: its transport is IB
             line("\t\t\tphys_state:\t\t%s (%d)", switch (pa.physicalState()) {
                 case 1 -> "SLEEP";
                 case 2 -> "POLLING";

@@ -41,6 +41,13 @@ class DevInfoDeviceTest {
         assertThat(ours).anyMatch(l -> l.contains("GID[  1]:\t\t::ffff:"));
     }
 
+    /** {@code -v} too, extended attributes ({@code ibv_query_device_ex}) and {@code num_comp_vectors} included. */
+    @Test
+    void verboseOutputIsIdenticalToIbvDevinfo() throws Exception {
+        Device d = Device.byNameOrDefault(null);
+        assertThat(DevInfoCommand.describe(d, 0, true)).isEqualTo(ibvDevinfo("-v", "-d", d.name()));
+    }
+
     @Test
     void portSelectionMatches() throws Exception {
         Device d = Device.byNameOrDefault(null);

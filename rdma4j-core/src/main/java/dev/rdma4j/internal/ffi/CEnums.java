@@ -174,4 +174,22 @@ public final class CEnums {
     /** {@code enum ibv_mw_type}: a memory window's type. */
     public static final int IBV_MW_TYPE_1 = 1;
     public static final int IBV_MW_TYPE_2 = 2;
+
+    /** {@code enum ibv_odp_general_caps}. */
+    public static final int IBV_ODP_SUPPORT = 1;
+    public static final int IBV_ODP_SUPPORT_IMPLICIT = 1 << 1;
+
+    /** {@code enum ibv_odp_transport_cap_bits}. */
+    public static final int IBV_ODP_SUPPORT_SEND = 1;
+    public static final int IBV_ODP_SUPPORT_RECV = 1 << 1;
+    public static final int IBV_ODP_SUPPORT_WRITE = 1 << 2;
+    public static final int IBV_ODP_SUPPORT_READ = 1 << 3;
+    public static final int IBV_ODP_SUPPORT_ATOMIC = 1 << 4;
+    public static final int IBV_ODP_SUPPORT_SRQ_RECV = 1 << 5;
+
+    /** {@code ibv_advise_mr}'s advice and flag. */
+    public static final int IBV_ADVISE_MR_ADVICE_PREFETCH = 0;
+    public static final int IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE = 1;
+    public static final int IBV_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT = 2;
+    public static final int IBV_ADVISE_MR_FLAG_FLUSH = 1;
 }

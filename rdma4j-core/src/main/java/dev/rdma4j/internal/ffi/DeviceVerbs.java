@@ -54,6 +54,12 @@ public final class DeviceVerbs {
                 FunctionDescriptor.of(JAVA_INT, ADDRESS), true);
         static final MethodHandle QUERY_DEVICE = Native.downcall(L, "ibv_query_device",
                 FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS), true);
+        /** {@code verbs_context->query_device_ex(ctx, input, attr, attr_size)}. */
+        static final MethodHandle QUERY_DEVICE_EX_OP = Native.pointerCall(
+                FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS, JAVA_LONG));
+        /** {@code verbs_context->advise_mr(pd, advice, flags, sg_list, num_sge)}. */
+        static final MethodHandle ADVISE_MR_OP = Native.pointerCall(
+                FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT));
         // The exported ibv_query_port is the compat entry point ___ibv_query_port falls back to.
         static final MethodHandle QUERY_PORT_COMPAT = Native.downcall(L, "ibv_query_port",
                 FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_BYTE, ADDRESS), true);
@@ -223,23 +229,122 @@ public final class DeviceVerbs {
             if (rc != 0) {
                 throw Native.fail("ibv_query_device", Native.errorCode(rc, Native.errno(errno)), null);
             }
-            var l = IBV_DEVICE_ATTR;
-            return new DeviceAttrs(string(a, l, "fw_ver"), be64(a, l, "node_guid"),
-                    be64(a, l, "sys_image_guid"), i64(a, l, "max_mr_size"), i64(a, l, "page_size_cap"),
-                    i32(a, l, "vendor_id"), i32(a, l, "vendor_part_id"), i32(a, l, "hw_ver"), i32(a, l, "max_qp"),
-                    i32(a, l, "max_qp_wr"), i32(a, l, "device_cap_flags"), i32(a, l, "max_sge"),
-                    i32(a, l, "max_sge_rd"), i32(a, l, "max_cq"), i32(a, l, "max_cqe"), i32(a, l, "max_mr"),
-                    i32(a, l, "max_pd"), i32(a, l, "max_qp_rd_atom"), i32(a, l, "max_ee_rd_atom"),
-                    i32(a, l, "max_res_rd_atom"), i32(a, l, "max_qp_init_rd_atom"),
-                    i32(a, l, "max_ee_init_rd_atom"), i32(a, l, "atomic_cap"),
-                    i32(a, l, "max_ee"), i32(a, l, "max_rdd"), i32(a, l, "max_mw"), i32(a, l, "max_raw_ipv6_qp"),
-                    i32(a, l, "max_raw_ethy_qp"), i32(a, l, "max_mcast_grp"), i32(a, l, "max_mcast_qp_attach"),
-                    i32(a, l, "max_total_mcast_qp_attach"), i32(a, l, "max_ah"), i32(a, l, "max_fmr"),
-                    i32(a, l, "max_map_per_fmr"), i32(a, l, "max_srq"), i32(a, l, "max_srq_wr"),
-                    i32(a, l, "max_srq_sge"), u16(a, l, "max_pkeys"), u8(a, l, "local_ca_ack_delay"),
-                    u8(a, l, "phys_port_cnt"));
+            return attrs(a);
         } catch (NativeException | RuntimeException | Error e) {
             throw e;
+        } catch (Throwable t) {
+            throw Native.rethrow(t);
+        }
+    }
+
+    private static DeviceAttrs attrs(MemorySegment a) {
+        var l = IBV_DEVICE_ATTR;
+        return new DeviceAttrs(string(a, l, "fw_ver"), be64(a, l, "node_guid"),
+                be64(a, l, "sys_image_guid"), i64(a, l, "max_mr_size"), i64(a, l, "page_size_cap"),
+                i32(a, l, "vendor_id"), i32(a, l, "vendor_part_id"), i32(a, l, "hw_ver"), i32(a, l, "max_qp"),
+                i32(a, l, "max_qp_wr"), i32(a, l, "device_cap_flags"), i32(a, l, "max_sge"),
+                i32(a, l, "max_sge_rd"), i32(a, l, "max_cq"), i32(a, l, "max_cqe"), i32(a, l, "max_mr"),
+                i32(a, l, "max_pd"), i32(a, l, "max_qp_rd_atom"), i32(a, l, "max_ee_rd_atom"),
+                i32(a, l, "max_res_rd_atom"), i32(a, l, "max_qp_init_rd_atom"),
+                i32(a, l, "max_ee_init_rd_atom"), i32(a, l, "atomic_cap"),
+                i32(a, l, "max_ee"), i32(a, l, "max_rdd"), i32(a, l, "max_mw"), i32(a, l, "max_raw_ipv6_qp"),
+                i32(a, l, "max_raw_ethy_qp"), i32(a, l, "max_mcast_grp"), i32(a, l, "max_mcast_qp_attach"),
+                i32(a, l, "max_total_mcast_qp_attach"), i32(a, l, "max_ah"), i32(a, l, "max_fmr"),
+                i32(a, l, "max_map_per_fmr"), i32(a, l, "max_srq"), i32(a, l, "max_srq_wr"),
+                i32(a, l, "max_srq_sge"), u16(a, l, "max_pkeys"), u8(a, l, "local_ca_ack_delay"),
+                u8(a, l, "phys_port_cnt"));
+    }
+
+    /**
+     * {@code struct ibv_device_attr_ex} beyond {@code orig_attr}, member for member (nested structs flattened in
+     * order); all 0 when the provider has no {@code query_device_ex} ({@code extended} false).
+     */
+    public record DeviceAttrsEx(DeviceAttrs base, boolean extended, long odpGeneralCaps, int rcOdpCaps, int ucOdpCaps,
+            int udOdpCaps, int xrcOdpCaps, long completionTimestampMask, long hcaCoreClock, long deviceCapFlagsEx,
+            int maxTso, int tsoSupportedQpts, int rssSupportedQpts, int maxRwqIndirectionTables,
+            int maxRwqIndirectionTableSize, long rxHashFieldsMask, int rxHashFunction, int maxWqTypeRq,
+            int qpRateLimitMin, int qpRateLimitMax, int packetPacingSupportedQpts, int rawPacketCaps,
+            int maxRndvHdrSize, int maxNumTags, int tmFlags, int tmMaxOps, int tmMaxSge, int maxCqCount,
+            int maxCqPeriod, long maxDmSize, int pciFetchAdd, int pciSwap, int pciCompareSwap, int physPortCntEx) {
+    }
+
+    /**
+     * verbs.h's {@code ibv_query_device_ex(ctx, NULL, attr)}: the provider's {@code query_device_ex}, or, when it
+     * has none (or it answers {@code EOPNOTSUPP}/{@code ENOSYS}), {@code ibv_query_device} with the rest zero.
+     */
+    public static DeviceAttrsEx queryDeviceEx(MemorySegment ctx) throws NativeException {
+        MemorySegment op = verbsContextOp(ctx, Structs.VERBS_CONTEXT_QUERY_DEVICE_EX_OFFSET);
+        if (op == null) {
+            return legacy(ctx);
+        }
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment a = arena.allocate(Structs.IBV_DEVICE_ATTR_EX);
+            int rc = (int) H.QUERY_DEVICE_EX_OP.invokeExact(op, ctx, MemorySegment.NULL, a,
+                    Structs.IBV_DEVICE_ATTR_EX.byteSize());
+            if (rc == Errno.EOPNOTSUPP || rc == 38 /* ENOSYS */) {
+                return legacy(ctx);
+            }
+            if (rc != 0) {
+                throw Native.fail("ibv_query_device_ex", Native.errorCode(rc, 0), null);
+            }
+            var x = Structs.IBV_DEVICE_ATTR_EX;
+            return new DeviceAttrsEx(attrs(a.asSlice(0, IBV_DEVICE_ATTR.byteSize())), true,
+                    at64(a, "odp_caps", "general_caps"), at32(a, "odp_caps", "per_transport_caps", "rc_odp_caps"),
+                    at32(a, "odp_caps", "per_transport_caps", "uc_odp_caps"),
+                    at32(a, "odp_caps", "per_transport_caps", "ud_odp_caps"), at32(a, "xrc_odp_caps"),
+                    at64(a, "completion_timestamp_mask"), at64(a, "hca_core_clock"), at64(a, "device_cap_flags_ex"),
+                    at32(a, "tso_caps", "max_tso"), at32(a, "tso_caps", "supported_qpts"),
+                    at32(a, "rss_caps", "supported_qpts"), at32(a, "rss_caps", "max_rwq_indirection_tables"),
+                    at32(a, "rss_caps", "max_rwq_indirection_table_size"), at64(a, "rss_caps", "rx_hash_fields_mask"),
+                    Byte.toUnsignedInt(a.get(JAVA_BYTE, CLayouts.offset(x, "rss_caps", "rx_hash_function"))),
+                    at32(a, "max_wq_type_rq"), at32(a, "packet_pacing_caps", "qp_rate_limit_min"),
+                    at32(a, "packet_pacing_caps", "qp_rate_limit_max"),
+                    at32(a, "packet_pacing_caps", "supported_qpts"), at32(a, "raw_packet_caps"),
+                    at32(a, "tm_caps", "max_rndv_hdr_size"), at32(a, "tm_caps", "max_num_tags"),
+                    at32(a, "tm_caps", "flags"), at32(a, "tm_caps", "max_ops"), at32(a, "tm_caps", "max_sge"),
+                    at16(a, "cq_mod_caps", "max_cq_count"), at16(a, "cq_mod_caps", "max_cq_period"),
+                    at64(a, "max_dm_size"), at16(a, "pci_atomic_caps", "fetch_add"), at16(a, "pci_atomic_caps", "swap"),
+                    at16(a, "pci_atomic_caps", "compare_swap"), at32(a, "phys_port_cnt_ex"));
+        } catch (NativeException | RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw Native.rethrow(t);
+        }
+    }
+
+    private static DeviceAttrsEx legacy(MemorySegment ctx) throws NativeException {
+        return new DeviceAttrsEx(queryDevice(ctx), false, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+    }
+
+    private static long at64(MemorySegment a, String... path) {
+        return a.get(JAVA_LONG, CLayouts.offset(Structs.IBV_DEVICE_ATTR_EX, path));
+    }
+
+    private static int at32(MemorySegment a, String... path) {
+        return a.get(JAVA_INT, CLayouts.offset(Structs.IBV_DEVICE_ATTR_EX, path));
+    }
+
+    private static int at16(MemorySegment a, String... path) {
+        return Short.toUnsignedInt(a.get(java.lang.foreign.ValueLayout.JAVA_SHORT,
+                CLayouts.offset(Structs.IBV_DEVICE_ATTR_EX, path)));
+    }
+
+    /**
+     * verbs.h's {@code ibv_advise_mr(pd, advice, flags, sg_list, 1)}: 0 or the errno ({@code EOPNOTSUPP} when the
+     * provider has no {@code advise_mr}).
+     */
+    public static int adviseMr(MemorySegment pd, int advice, int flags, long addr, int length, int lkey) {
+        MemorySegment ctx = pd.get(ADDRESS, CLayouts.offset(Structs.IBV_PD, "context"))
+                .reinterpret(IBV_CONTEXT.byteSize());
+        MemorySegment op = verbsContextOp(ctx, Structs.VERBS_CONTEXT_ADVISE_MR_OFFSET);
+        if (op == null) {
+            return Errno.EOPNOTSUPP;
+        }
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment sge = arena.allocate(Structs.IBV_SGE);
+            WrView.sge(sge, 0, addr, length, lkey);
+            return (int) H.ADVISE_MR_OP.invokeExact(op, pd, advice, flags, sge, 1);
         } catch (Throwable t) {
             throw Native.rethrow(t);
         }

@@ -88,6 +88,10 @@ public final class Structs {
     public static final long VERBS_CONTEXT_SZ_OFFSET = 312;
     /** {@code offsetof(struct verbs_context, query_port)}: the first member, it "grows up". */
     public static final long VERBS_CONTEXT_QUERY_PORT_OFFSET = 0;
+    /** {@code offsetof(struct verbs_context, query_device_ex)}. */
+    public static final long VERBS_CONTEXT_QUERY_DEVICE_EX_OFFSET = 216;
+    /** {@code offsetof(struct verbs_context, advise_mr)}. */
+    public static final long VERBS_CONTEXT_ADVISE_MR_OFFSET = 8;
     /** {@code offsetof(struct verbs_context, create_qp_ex)}. */
     public static final long VERBS_CONTEXT_CREATE_QP_EX_OFFSET = 264;
 
@@ -132,6 +136,34 @@ public final class Structs {
             U16.withName("max_pkeys"),
             U8.withName("local_ca_ack_delay"),
             U8.withName("phys_port_cnt"));
+
+    /** {@code struct ibv_device_attr_ex}: {@code ibv_query_device_ex}'s answer. */
+    public static final StructLayout IBV_DEVICE_ATTR_EX = struct("struct ibv_device_attr_ex",
+            IBV_DEVICE_ATTR.withName("orig_attr"),
+            U32.withName("comp_mask"),
+            struct("struct ibv_odp_caps", U64.withName("general_caps"),
+                    struct("struct per_transport_caps", U32.withName("rc_odp_caps"), U32.withName("uc_odp_caps"),
+                            U32.withName("ud_odp_caps")).withName("per_transport_caps")).withName("odp_caps"),
+            U64.withName("completion_timestamp_mask"),
+            U64.withName("hca_core_clock"),
+            U64.withName("device_cap_flags_ex"),
+            struct("struct ibv_tso_caps", U32.withName("max_tso"), U32.withName("supported_qpts")).withName("tso_caps"),
+            struct("struct ibv_rss_caps", U32.withName("supported_qpts"), U32.withName("max_rwq_indirection_tables"),
+                    U32.withName("max_rwq_indirection_table_size"), U64.withName("rx_hash_fields_mask"),
+                    U8.withName("rx_hash_function")).withName("rss_caps"),
+            U32.withName("max_wq_type_rq"),
+            struct("struct ibv_packet_pacing_caps", U32.withName("qp_rate_limit_min"),
+                    U32.withName("qp_rate_limit_max"), U32.withName("supported_qpts")).withName("packet_pacing_caps"),
+            U32.withName("raw_packet_caps"),
+            struct("struct ibv_tm_caps", U32.withName("max_rndv_hdr_size"), U32.withName("max_num_tags"),
+                    U32.withName("flags"), U32.withName("max_ops"), U32.withName("max_sge")).withName("tm_caps"),
+            struct("struct ibv_cq_moderation_caps", U16.withName("max_cq_count"), U16.withName("max_cq_period"))
+                    .withName("cq_mod_caps"),
+            U64.withName("max_dm_size"),
+            struct("struct ibv_pci_atomic_caps", U16.withName("fetch_add"), U16.withName("swap"),
+                    U16.withName("compare_swap")).withName("pci_atomic_caps"),
+            U32.withName("xrc_odp_caps"),
+            U32.withName("phys_port_cnt_ex"));
 
     public static final StructLayout IBV_PORT_ATTR = struct("struct ibv_port_attr",
             INT.withName("state"),
@@ -400,7 +432,8 @@ public final class Structs {
 
     /** Every layout the conformance test compares with gcc. */
     public static List<MemoryLayout> all() {
-        return List.of(IBV_GID, IBV_GRH, IBV_DEVICE, IBV_CONTEXT_OPS, IBV_CONTEXT, IBV_DEVICE_ATTR, IBV_PORT_ATTR,
+        return List.of(IBV_GID, IBV_GRH, IBV_DEVICE, IBV_CONTEXT_OPS, IBV_CONTEXT, IBV_DEVICE_ATTR, IBV_DEVICE_ATTR_EX,
+                IBV_PORT_ATTR,
                 IBV_GID_ENTRY, IBV_PD, IBV_MR, IBV_COMP_CHANNEL, IBV_CQ, IBV_QP, IBV_QP_CAP, IBV_QP_INIT_ATTR,
                 IBV_QP_INIT_ATTR_EX, IBV_QP_EX,
                 IBV_GLOBAL_ROUTE, IBV_AH_ATTR, IBV_QP_ATTR, IBV_WC, IBV_SGE, IBV_SEND_WR, IBV_RECV_WR, IBV_AH,
@@ -414,6 +447,8 @@ public final class Structs {
                 new Object[] {"offsetof(struct verbs_context, sz)", VERBS_CONTEXT_SZ_OFFSET},
                 new Object[] {"offsetof(struct verbs_context, query_port)", VERBS_CONTEXT_QUERY_PORT_OFFSET},
                 new Object[] {"offsetof(struct verbs_context, create_qp_ex)", VERBS_CONTEXT_CREATE_QP_EX_OFFSET},
+                new Object[] {"offsetof(struct verbs_context, query_device_ex)", VERBS_CONTEXT_QUERY_DEVICE_EX_OFFSET},
+                new Object[] {"offsetof(struct verbs_context, advise_mr)", VERBS_CONTEXT_ADVISE_MR_OFFSET},
                 new Object[] {"sizeof(struct verbs_context)", VERBS_CONTEXT_CONTEXT_OFFSET + IBV_CONTEXT.byteSize()},
                 new Object[] {"sizeof(size_t)", SIZE_T.byteSize()},
                 new Object[] {"sizeof(struct ibv_grh)", (long) GRH_BYTES},
