@@ -19,6 +19,10 @@ public final class CompletionQueue extends NativeResource {
     private final Context context;
     private final MemorySegment handle;
     private final MemorySegment pollFn;
+    /** An extended CQ's poll functions ({@code ibv_start_poll} ...), or null for a plain one ({@code ibv_poll_cq}). */
+    private final dev.rdma4j.internal.ffi.CqExVerbs.Poller extended;
+    /** Whether its entries carry completion timestamps. */
+    private final boolean timestamps;
     private final MemorySegment notifyFn;
     private final int size;
     private final ReentrantLock pollLock = new ReentrantLock();
@@ -34,17 +38,28 @@ public final class CompletionQueue extends NativeResource {
             new java.util.concurrent.CopyOnWriteArrayList<>();
 
     CompletionQueue(Context context, int minSize, CompletionChannel channel, int vector) throws VerbsException {
-        super("CompletionQueue(" + context.device().name() + ")", checkSize(context, minSize));
+        this(context, minSize, channel, vector, false, false);
+    }
+
+    /** With {@code extended}: {@code ibv_create_cq_ex} with the standard entries, and timestamps if asked. */
+    CompletionQueue(Context context, int minSize, CompletionChannel channel, int vector, boolean extended,
+            boolean timestamps) throws VerbsException {
+        super("CompletionQueue(" + context.device().name() + (extended ? ", extended" : "") + ")",
+                checkSize(context, minSize));
         this.context = context;
         this.channel = channel;
+        this.timestamps = timestamps;
         MemorySegment cq;
         try {
             if (channel != null) {
                 channel.addDependent(this); // the channel cannot close under its CQs
             }
             try {
-                cq = ResourceVerbs.createCq(context.handle(), minSize,
-                        channel == null ? MemorySegment.NULL : channel.handle(), vector);
+                MemorySegment ch = channel == null ? MemorySegment.NULL : channel.handle();
+                cq = !extended ? ResourceVerbs.createCq(context.handle(), minSize, ch, vector)
+                        : dev.rdma4j.internal.ffi.CqExVerbs.createCqEx(context.handle(), minSize, ch, vector,
+                                dev.rdma4j.internal.ffi.CEnums.IBV_WC_STANDARD_FLAGS | (timestamps
+                                        ? dev.rdma4j.internal.ffi.CEnums.IBV_WC_EX_WITH_COMPLETION_TIMESTAMP : 0));
             } catch (NativeException e) {
                 if (channel != null) {
                     channel.removeDependent(this);
@@ -61,6 +76,7 @@ public final class CompletionQueue extends NativeResource {
             throw e;
         }
         this.handle = cq;
+        this.extended = extended ? new dev.rdma4j.internal.ffi.CqExVerbs.Poller(cq, timestamps) : null;
         this.size = AhSrqCqAttrs.cqe(cq);
         this.pollFn = DataPath.op(context.handle(), DataPath.Op.POLL_CQ);
         this.notifyFn = DataPath.op(context.handle(), DataPath.Op.REQ_NOTIFY_CQ);
@@ -125,7 +141,9 @@ public final class CompletionQueue extends NativeResource {
                 throw closedError();
             }
             MemorySegment wcs = completions.segment();
-            int n = DataPath.pollCq(pollFn, handle.address(), completions.capacity(), wcs);
+            int n = extended == null ? DataPath.pollCq(pollFn, handle.address(), completions.capacity(), wcs)
+                    : extended.poll(completions.capacity(), wcs, completions.timestamps());
+            completions.timestamped = timestamps;
             if (n < 0) {
                 completions.count(0);
                 throw VerbsException.of("ibv_poll_cq", -n > 1 ? -n : dev.rdma4j.internal.ffi.CConstants.EIO, description());
@@ -154,6 +172,16 @@ public final class CompletionQueue extends NativeResource {
         } finally {
             pollLock.unlock();
         }
+    }
+
+    /**
+     * Whether the queue was created with {@code ibv_create_cq_ex} and is polled through {@code ibv_start_poll},
+     * {@code ibv_next_poll}, {@code ibv_end_poll} and the {@code ibv_wc_read_*} accessors.
+     *
+     * @return true for an extended queue
+     */
+    public boolean isExtended() {
+        return extended != null;
     }
 
     /** See {@code Access.drive(CompletionQueue, Thread)}. */

@@ -256,6 +256,34 @@ public final class Context extends NativeResource {
     }
 
     /**
+     * Creates an extended completion queue ({@code ibv_create_cq_ex} with {@code IBV_WC_STANDARD_FLAGS}, and
+     * {@code IBV_WC_EX_WITH_COMPLETION_TIMESTAMP} when asked): polled through {@code ibv_start_poll},
+     * {@code ibv_next_poll}, {@code ibv_end_poll} and the {@code ibv_wc_read_*} accessors into the same
+     * {@link WorkCompletions} as a plain queue, so queue pairs, {@code CompletionQueue.poll} and the completion engine
+     * use it unchanged; with timestamps, {@link WorkCompletions#completionTimestamp} reads them.
+     *
+     * @param minSize    the least number of entries
+     * @param channel    a completion channel of this context, or null
+     * @param vector     the completion vector, below {@link #completionVectorCount()}
+     * @param timestamps whether entries carry the device's completion timestamp
+     * @return the queue
+     * @throws VerbsException {@code EOPNOTSUPP} when the device has no completion timestamps and they were asked for
+     *                        ({@link ExtendedDeviceAttributes#completionTimestampMask()} is 0), or when the provider
+     *                        has no extended CQs; else the verb's errno
+     */
+    public CompletionQueue createExtendedCompletionQueue(int minSize, CompletionChannel channel, int vector,
+            boolean timestamps) throws VerbsException {
+        if (channel != null && channel.context() != this) {
+            throw new IllegalArgumentException("the channel belongs to another context");
+        }
+        if (timestamps && queryDeviceExtended().completionTimestampMask() == 0) {
+            throw VerbsException.of("ibv_create_cq_ex", dev.rdma4j.internal.ffi.Errno.EOPNOTSUPP, device().name()
+                    + " reports no completion timestamps (completion_timestamp_mask 0)");
+        }
+        return new CompletionQueue(this, minSize, channel, vector, true, timestamps);
+    }
+
+    /**
      * Creates a completion channel with a non-blocking fd ({@code ibv_create_comp_channel}).
      *
      * @return the channel

@@ -37,6 +37,10 @@ public final class WorkCompletions implements AutoCloseable {
     private final long[] offsets;
     private final dev.rdma4j.internal.QpDriver[] drivers;
     private final boolean[] receives;
+    /** Completion timestamps, written by the poll of an extended CQ created with them. */
+    private final long[] timestamps;
+    /** Whether the last poll's entries carry timestamps (written by each poll). */
+    boolean timestamped;
     /** {@link #get}'s copy of one entry (the batch has one owner). */
     private final long[] words = new long[WcView.WORDS];
 
@@ -55,6 +59,29 @@ public final class WorkCompletions implements AutoCloseable {
         this.offsets = new long[capacity];
         this.drivers = new dev.rdma4j.internal.QpDriver[capacity];
         this.receives = new boolean[capacity];
+        this.timestamps = new long[capacity];
+    }
+
+    long[] timestamps() {
+        return timestamps;
+    }
+
+    /**
+     * The completion timestamp of completion {@code i} ({@code ibv_wc_read_completion_ts}: the device's clock, which
+     * {@code ExtendedDeviceAttributes.hcaCoreClockKhz()} converts), for a batch polled from a CQ created with
+     * timestamps ({@code Context.createExtendedCompletionQueue(..., true)}).
+     *
+     * @param i index below {@link #count()}
+     * @return the timestamp (0 for a failed completion)
+     * @throws IllegalStateException if the last poll was of a queue without timestamps
+     */
+    public long completionTimestamp(int i) {
+        check(i);
+        if (!timestamped) {
+            throw new IllegalStateException("these completions carry no timestamp: the queue was not created with"
+                    + " them (Context.createExtendedCompletionQueue(size, channel, vector, true))");
+        }
+        return timestamps[i];
     }
 
     /** Completion {@code i} is of a request posted as a receive (the receive bit of rdma4j's wr_id). */
@@ -79,6 +106,7 @@ public final class WorkCompletions implements AutoCloseable {
     void moveBuffer(int from, int to) {
         regions[to] = regions[from];
         offsets[to] = offsets[from];
+        timestamps[to] = timestamps[from];
     }
 
     /**

@@ -338,8 +338,9 @@ final class MisuseFuzz {
                     call("register", () -> regions.add((s.b() & 4) == 0 ? pd.register(seg, flags(s.n()))
                             : pd.register(seg.asSlice(0, Math.floorMod(s.y(), size + 1)), flags(s.n()))));
                 }
-                case CQ -> call("createCompletionQueue(" + s.n() + ")",
-                        () -> cqs.add(ctx.createCompletionQueue(s.n())));
+                case CQ -> call("createCompletionQueue(" + s.n() + ")", () -> cqs.add((s.a() & 1) == 0
+                        ? ctx.createCompletionQueue(s.n())
+                        : ctx.createExtendedCompletionQueue(s.n(), null, 0, (s.a() & 2) != 0)));
                 case CQ_WITH_CHANNEL -> call("createCompletionQueue with a channel", () -> {
                     CompletionChannel ch = pick(channels, s.a());
                     if (ch == null || (s.b() & 1) == 0) {

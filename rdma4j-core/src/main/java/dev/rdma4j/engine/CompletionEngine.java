@@ -162,6 +162,23 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
     }
 
     /**
+     * {@link #createCompletionQueue(Context, int)} with an extended queue ({@code ibv_create_cq_ex}, see
+     * {@link Context#createExtendedCompletionQueue}): the engine polls it through {@code ibv_start_poll} and the
+     * {@code ibv_wc_read_*} accessors, with the same drain, arm, drain discipline.
+     *
+     * @param ctx        the context
+     * @param minSize    the least number of entries
+     * @param timestamps whether entries carry completion timestamps (refused where the device has none)
+     * @return the queue
+     * @throws VerbsException if a verb fails
+     * @throws IllegalStateException if the engine is closed or closing
+     */
+    public CompletionQueue createExtendedCompletionQueue(Context ctx, int minSize, boolean timestamps)
+            throws VerbsException {
+        return queues.create(ctx, minSize, null, null, false, true, timestamps);
+    }
+
+    /**
      * Wraps a queue pair whose CQs this engine drives, for futures-based and blocking operations.
      *
      * @param qp the queue pair; the wrapper owns it from now on: closing the wrapper closes the QP, the

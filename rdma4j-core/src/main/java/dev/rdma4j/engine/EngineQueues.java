@@ -28,11 +28,18 @@ final class EngineQueues {
 
     CompletionQueue create(Context ctx, int minSize, Consumer<WorkCompletion> fallback,
             CompletionHandler handler, boolean ownChannel) throws VerbsException {
+        return create(ctx, minSize, fallback, handler, ownChannel, false, false);
+    }
+
+    /** With {@code extended}: an {@code ibv_create_cq_ex} queue (timestamps if asked), driven as any other. */
+    CompletionQueue create(Context ctx, int minSize, Consumer<WorkCompletion> fallback,
+            CompletionHandler handler, boolean ownChannel, boolean extended, boolean timestamps) throws VerbsException {
         engine.ensureOpen();
         CompletionChannel ch = ownChannel ? ctx.createCompletionChannel() : channelFor(ctx);
         CompletionQueue cq;
         try {
-            cq = ctx.createCompletionQueue(minSize, ch, 0);
+            cq = extended ? ctx.createExtendedCompletionQueue(minSize, ch, 0, timestamps)
+                    : ctx.createCompletionQueue(minSize, ch, 0);
         } catch (VerbsException | RuntimeException e) {
             if (ownChannel) {
                 ch.close();

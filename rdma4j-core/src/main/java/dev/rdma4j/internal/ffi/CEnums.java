@@ -192,4 +192,15 @@ public final class CEnums {
     public static final int IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE = 1;
     public static final int IBV_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT = 2;
     public static final int IBV_ADVISE_MR_FLAG_FLUSH = 1;
+
+    /** {@code enum ibv_create_cq_wc_flags}: what an extended CQ's entries carry. */
+    public static final int IBV_WC_EX_WITH_BYTE_LEN = 1;
+    public static final int IBV_WC_EX_WITH_IMM = 1 << 1;
+    public static final int IBV_WC_EX_WITH_QP_NUM = 1 << 2;
+    public static final int IBV_WC_EX_WITH_SRC_QP = 1 << 3;
+    public static final int IBV_WC_EX_WITH_SLID = 1 << 4;
+    public static final int IBV_WC_EX_WITH_SL = 1 << 5;
+    public static final int IBV_WC_EX_WITH_DLID_PATH_BITS = 1 << 6;
+    public static final int IBV_WC_EX_WITH_COMPLETION_TIMESTAMP = 1 << 7;
+    public static final int IBV_WC_STANDARD_FLAGS = (1 << 7) - 1;
 }

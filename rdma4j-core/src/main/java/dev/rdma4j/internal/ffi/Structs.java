@@ -92,6 +92,8 @@ public final class Structs {
     public static final long VERBS_CONTEXT_QUERY_DEVICE_EX_OFFSET = 216;
     /** {@code offsetof(struct verbs_context, advise_mr)}. */
     public static final long VERBS_CONTEXT_ADVISE_MR_OFFSET = 8;
+    /** {@code offsetof(struct verbs_context, create_cq_ex)}. */
+    public static final long VERBS_CONTEXT_CREATE_CQ_EX_OFFSET = 200;
     /** {@code offsetof(struct verbs_context, create_qp_ex)}. */
     public static final long VERBS_CONTEXT_CREATE_QP_EX_OFFSET = 264;
 
@@ -227,6 +229,32 @@ public final class Structs {
             COND,
             U32.withName("comp_events_completed"),
             U32.withName("async_events_completed"));
+
+    /** {@code struct ibv_cq_ex}: {@code struct ibv_cq}'s members, then the current entry and the poll functions. */
+    public static final StructLayout IBV_CQ_EX = cqEx();
+
+    private static StructLayout cqEx() {
+        java.util.List<MemoryLayout> m = new java.util.ArrayList<>(java.util.List.of(PTR.withName("context"),
+                PTR.withName("channel"), PTR.withName("cq_context"), U32.withName("handle"), INT.withName("cqe"),
+                MUTEX, COND, U32.withName("comp_events_completed"), U32.withName("async_events_completed"),
+                U32.withName("comp_mask"), INT.withName("status"), U64.withName("wr_id")));
+        m.addAll(java.util.List.of(pointers("start_poll", "next_poll", "end_poll", "read_opcode", "read_vendor_err",
+                "read_byte_len", "read_imm_data", "read_qp_num", "read_src_qp", "read_wc_flags", "read_slid", "read_sl",
+                "read_dlid_path_bits", "read_completion_ts", "read_cvlan", "read_flow_tag", "read_tm_info",
+                "read_completion_wallclock_ns")));
+        return struct("struct ibv_cq_ex", m.toArray(MemoryLayout[]::new));
+    }
+
+    /** {@code struct ibv_cq_init_attr_ex}: {@code ibv_create_cq_ex}'s argument. */
+    public static final StructLayout IBV_CQ_INIT_ATTR_EX = struct("struct ibv_cq_init_attr_ex",
+            U32.withName("cqe"),
+            PTR.withName("cq_context"),
+            PTR.withName("channel"),
+            U32.withName("comp_vector"),
+            U64.withName("wc_flags"),
+            U32.withName("comp_mask"),
+            U32.withName("flags"),
+            PTR.withName("parent_domain"));
 
     public static final StructLayout IBV_QP = struct("struct ibv_qp",
             PTR.withName("context"),
@@ -435,7 +463,7 @@ public final class Structs {
         return List.of(IBV_GID, IBV_GRH, IBV_DEVICE, IBV_CONTEXT_OPS, IBV_CONTEXT, IBV_DEVICE_ATTR, IBV_DEVICE_ATTR_EX,
                 IBV_PORT_ATTR,
                 IBV_GID_ENTRY, IBV_PD, IBV_MR, IBV_COMP_CHANNEL, IBV_CQ, IBV_QP, IBV_QP_CAP, IBV_QP_INIT_ATTR,
-                IBV_QP_INIT_ATTR_EX, IBV_QP_EX,
+                IBV_QP_INIT_ATTR_EX, IBV_QP_EX, IBV_CQ_EX, IBV_CQ_INIT_ATTR_EX,
                 IBV_GLOBAL_ROUTE, IBV_AH_ATTR, IBV_QP_ATTR, IBV_WC, IBV_SGE, IBV_SEND_WR, IBV_RECV_WR, IBV_AH,
                 IBV_MW, IBV_MW_BIND, IBV_SRQ, IBV_SRQ_ATTR, IBV_SRQ_INIT_ATTR, IBV_ASYNC_EVENT);
     }
@@ -447,6 +475,7 @@ public final class Structs {
                 new Object[] {"offsetof(struct verbs_context, sz)", VERBS_CONTEXT_SZ_OFFSET},
                 new Object[] {"offsetof(struct verbs_context, query_port)", VERBS_CONTEXT_QUERY_PORT_OFFSET},
                 new Object[] {"offsetof(struct verbs_context, create_qp_ex)", VERBS_CONTEXT_CREATE_QP_EX_OFFSET},
+                new Object[] {"offsetof(struct verbs_context, create_cq_ex)", VERBS_CONTEXT_CREATE_CQ_EX_OFFSET},
                 new Object[] {"offsetof(struct verbs_context, query_device_ex)", VERBS_CONTEXT_QUERY_DEVICE_EX_OFFSET},
                 new Object[] {"offsetof(struct verbs_context, advise_mr)", VERBS_CONTEXT_ADVISE_MR_OFFSET},
                 new Object[] {"sizeof(struct verbs_context)", VERBS_CONTEXT_CONTEXT_OFFSET + IBV_CONTEXT.byteSize()},

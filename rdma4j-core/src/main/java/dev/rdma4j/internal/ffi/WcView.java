@@ -187,6 +187,25 @@ public final class WcView {
         return Byte.toUnsignedInt(wcs.get(ValueLayout.JAVA_BYTE, i * SIZE + DLID_PATH_BITS));
     }
 
+    /** Writes entry {@code i} whole (an extended CQ's entry read through its {@code read_*} functions). */
+    public static void fill(MemorySegment wcs, int i, long wrId, int status, int opcode, int vendorErr, int byteLen,
+            int immRaw, int qpNum, int srcQp, int wcFlags, int slid, int sl, int dlidPathBits) {
+        long b = i * SIZE;
+        wcs.asSlice(b, SIZE).fill((byte) 0);
+        wcs.set(ValueLayout.JAVA_LONG, b + WR_ID, wrId);
+        wcs.set(ValueLayout.JAVA_INT, b + STATUS, status);
+        wcs.set(ValueLayout.JAVA_INT, b + OPCODE, opcode);
+        wcs.set(ValueLayout.JAVA_INT, b + VENDOR_ERR, vendorErr);
+        wcs.set(ValueLayout.JAVA_INT, b + BYTE_LEN, byteLen);
+        wcs.set(ValueLayout.JAVA_INT, b + IMM, immRaw);
+        wcs.set(ValueLayout.JAVA_INT, b + QP_NUM, qpNum);
+        wcs.set(ValueLayout.JAVA_INT, b + SRC_QP, srcQp);
+        wcs.set(ValueLayout.JAVA_INT, b + WC_FLAGS, wcFlags);
+        wcs.set(ValueLayout.JAVA_SHORT, b + SLID, (short) slid);
+        wcs.set(ValueLayout.JAVA_BYTE, b + SL, (byte) sl);
+        wcs.set(ValueLayout.JAVA_BYTE, b + DLID_PATH_BITS, (byte) dlidPathBits);
+    }
+
     /** Moves entry {@code from} over entry {@code to} (dropping a stale completion). */
     public static void move(MemorySegment wcs, int from, int to) {
         MemorySegment.copy(wcs, from * SIZE, wcs, to * SIZE, SIZE);
