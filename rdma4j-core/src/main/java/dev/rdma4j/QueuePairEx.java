@@ -151,8 +151,12 @@ public final class QueuePairEx {
                 }
             }
             current = batch;
-            int rc = batch.post(qp.sendRing, qp.token, replay);
-            current = null;
+            int rc;
+            try {
+                rc = batch.post(qp.sendRing, qp.token, replay);
+            } finally {
+                current = null; // no batch kept past its post
+            }
             return batch.binds == 0 ? rc : batch.bindsPosted(rc, n);
         } finally {
             qp.sendLock.unlock();

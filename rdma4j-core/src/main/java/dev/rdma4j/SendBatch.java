@@ -410,9 +410,13 @@ public final class SendBatch extends RequestBatch {
     public SendBatch atomicWrite(long wrId, RemoteRegion remote, long remoteOffset, long value) {
         long target = atomicTarget(remote, remoteOffset);
         int i = start(wrId, WrView.WR_ATOMIC_WRITE, 0);
-        WrView.rdma(wrs, i, target, remote.rkey());
-        extras().atomicValue(i, value);
-        return this;
+        try {
+            WrView.rdma(wrs, i, target, remote.rkey());
+            extras().atomicValue(i, value); // the batch closed meanwhile: the request is undone
+            return this;
+        } catch (RuntimeException e) {
+            throw undo(i, e);
+        }
     }
 
     private static long atomicTarget(RemoteRegion remote, long remoteOffset) {
