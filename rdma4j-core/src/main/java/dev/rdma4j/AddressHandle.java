@@ -73,6 +73,19 @@ public final class AddressHandle extends NativeResource {
         public static Attributes to(QpEndpoint remote, int port, int sgidIndex) {
             return new Attributes(port, remote.lid(), 0, !remote.gid().isZero(), remote.gid(), sgidIndex, 1, 0, 0);
         }
+
+        /**
+         * Reads a {@code struct ibv_ah_attr} that C filled (rdma_cm's events, {@code ibv_init_ah_from_wc}).
+         *
+         * @param ahAttr the struct
+         * @return its attributes
+         */
+        static Attributes decode(MemorySegment ahAttr) {
+            AhSrqCqAttrs.Ah ah = AhSrqCqAttrs.decodeAh(ahAttr);
+            return new Attributes(ah.port(), ah.dlid(), ah.serviceLevel(), ah.global(),
+                    ah.global() ? Gid.of(ah.dgid()) : null, ah.global() ? ah.sgidIndex() : -1, ah.hopLimit(),
+                    ah.trafficClass(), ah.flowLabel());
+        }
     }
 
     AddressHandle(ProtectionDomain pd, Attributes a) throws VerbsException {

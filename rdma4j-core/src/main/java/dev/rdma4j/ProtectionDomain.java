@@ -184,6 +184,50 @@ public final class ProtectionDomain extends NativeResource {
     }
 
     /**
+     * Creates the address handle that answers a UD receive ({@code ibv_create_ah_from_wc}: {@code ibv_init_ah_from_wc},
+     * then {@code ibv_create_ah}), as a UD server does for a client it learns of only by its first message (rdma-core's
+     * {@code udaddy}). The sender's queue pair number is the completion's {@link WorkCompletion#sourceQp()}.
+     *
+     * @param received a successful receive completion of a UD queue pair
+     * @param grh      the first 40 bytes of the receive's buffer, where the device wrote the GRH (on RoCE v2 over
+     *                 IPv4, the IP header from byte 20)
+     * @param port     the local port the receive came in on
+     * @return the handle, whose {@link AddressHandle#attributes()} are the reply's address vector
+     * @throws VerbsException           if {@code ibv_init_ah_from_wc} (no local GID matches the destination the packet
+     *                                  was sent to, e.g. a multicast group's) or {@code ibv_create_ah} fails
+     * @throws IllegalArgumentException if the completion is not a successful receive or {@code grh} is shorter than
+     *                                  40 bytes
+     */
+    public AddressHandle createAddressHandle(WorkCompletion received, java.lang.foreign.MemorySegment grh, int port)
+            throws VerbsException {
+        if (!received.isReceive() || !received.isSuccess()) {
+            throw new IllegalArgumentException("an address handle answers a successful receive: " + received.status()
+                    + " " + received.opcode());
+        }
+        if (grh.byteSize() < 40) {
+            throw new IllegalArgumentException("the GRH is 40 bytes: " + grh.byteSize());
+        }
+        Ranges.check("port", port, 1, 255);
+        AddressHandle.Attributes a;
+        try (java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofConfined()) {
+            java.lang.foreign.MemorySegment g = arena.allocate(40, 8).copyFrom(grh.asSlice(0, 40));
+            java.lang.foreign.MemorySegment wc = dev.rdma4j.internal.ffi.AhSrqCqAttrs.wcForAh(arena, received.flags(),
+                    received.slid(), received.serviceLevel(), received.sourceQp());
+            java.lang.foreign.MemorySegment attr = dev.rdma4j.internal.ffi.AhSrqCqAttrs.ahAttr(arena);
+            acquire(false); // the PD (and so its context) stays open during the call
+            try {
+                dev.rdma4j.internal.ffi.ResourceVerbs.initAhFromWc(context.handle(), port, wc, g, attr);
+            } catch (dev.rdma4j.internal.ffi.NativeException e) {
+                throw VerbsException.from(e);
+            } finally {
+                release(false);
+            }
+            a = AddressHandle.Attributes.decode(attr);
+        }
+        return new AddressHandle(this, a);
+    }
+
+    /**
      * Allocates a memory window ({@code ibv_alloc_mw}): a remote key of its own for a sub-range of a region of this
      * protection domain, bound and taken back without touching the region's registration (see {@link MemoryWindow}).
      *

@@ -333,4 +333,13 @@ public final class QueuePairBuilder {
     public ProtectionDomain protectionDomain() {
         return pd;
     }
+
+    /**
+     * The transport of the queue pair to be created ({@code qp_type} of {@code struct ibv_qp_init_attr}).
+     *
+     * @return the type
+     */
+    public QpType type() {
+        return type;
+    }
 }

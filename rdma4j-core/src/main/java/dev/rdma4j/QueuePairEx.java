@@ -141,7 +141,7 @@ public final class QueuePairEx {
                 String refusal = batch.refusalFor(qp.type(), i, op);
                 if (batch.sgeCounts[i] > caps.maxSendSge()
                         || (batch.isInline(i) && batch.bytes[i] > caps.maxInlineData())
-                        || (refusal != null && refusal != SendBatch.ATOMIC_WRITE_NEEDS_WR_API)) {
+                        || (refusal != null && refusal != SendRefusals.ATOMIC_WRITE_NEEDS_WR_API)) {
                     batch.failedIndex = i;
                     return CConstants.EINVAL;
                 }

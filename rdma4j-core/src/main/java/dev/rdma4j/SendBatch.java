@@ -20,8 +20,8 @@ import dev.rdma4j.internal.ffi.WrView;
  * kind of request encodes it once and reposts it, changing at most its wr_id ({@link #setWrId}), which is the
  * cheapest way to post (perftest's). Not thread-safe.
  *
- * <p>After {@link #close()} encoding into the batch and posting it throw {@link IllegalStateException}
- * (SendBatch(n requests) is closed"); such a refused post takes no queue room.
+ * <p>After {@link #close()} encoding into the batch and posting it throw {@link IllegalStateException}; such a
+ * refused post takes no queue room.
  */
 public final class SendBatch extends RequestBatch {
     /**
@@ -609,6 +609,29 @@ public final class SendBatch extends RequestBatch {
         return flags(SEND_FENCE, 0);
     }
 
+    /**
+     * Addresses the last request, a send ({@link #send}, {@link #sendWithImmediate}, {@link #sendInline}), to a UD
+     * destination ({@code wr.ud} of {@code struct ibv_send_wr}), pinning its handle as {@link #sendTo} does: e.g.
+     * {@code batch.sendWithImmediate(...).to(peer)}, as rdma-core's {@code udaddy} and {@code mckey} send.
+     *
+     * @param to the address handle, queue pair number and Q_Key of the destination
+     * @return this
+     * @throws IllegalArgumentException if the last request is not a send, or is addressed already
+     * @throws IllegalStateException    if the batch is empty or closed
+     */
+    public SendBatch to(UdDestination to) {
+        int i = last();
+        int op = WrView.sendOpcode(wrs, i);
+        if ((op != WrView.WR_SEND && op != WrView.WR_SEND_WITH_IMM) || addressed[i]) {
+            throw new IllegalArgumentException(addressed[i] ? "the last request is addressed already"
+                    : "only a send or a send with immediate data goes to a UD destination");
+        }
+        WrView.ud(wrs, i, to.addressHandle().handle().address(), to.qpNumber(), to.qkey());
+        addressed[i] = true;
+        addRef(i, to.addressHandle());
+        return this;
+    }
+
     /** Whether request {@code i} asks for a completion ({@code IBV_SEND_SIGNALED}). */
     boolean isSignaled(int i) {
         return (WrView.sendFlags(wrs, i) & SEND_SIGNALED) != 0;
@@ -628,27 +651,9 @@ public final class SendBatch extends RequestBatch {
         return count - 1;
     }
 
-    /**
-     * Why a post of this batch was refused with {@code rc}, for the exception: the request, and the reason the queue
-     * pair's limits or state give (else the provider's).
-     */
+    /** Why a post of this batch was refused with {@code rc}, for the exception: see {@link SendRefusals}. */
     String explainRefusal(int rc, QpCapabilities caps, QpState state, QpType type) {
-        int i = Math.max(0, failedIndex);
-        String why;
-        if (rc == dev.rdma4j.internal.ffi.Libc.ENOMEM) {
-            why = "send queue full (" + caps.maxSendWr() + " outstanding; signal some requests and poll)";
-        } else if (state != QpState.RTS && state != QpState.SQD && state != QpState.SQE && state != QpState.ERROR) {
-            why = "the QP is in " + state + ", sends need RTS";
-        } else if (refusalFor(type, i) != null) {
-            why = refusalFor(type, i);
-        } else if (sgeCounts[i] > caps.maxSendSge()) {
-            why = "it has " + sgeCounts[i] + " scatter/gather entries, the QP allows " + caps.maxSendSge();
-        } else if (isInline(i) && bytes[i] > caps.maxInlineData()) {
-            why = "it has " + bytes[i] + " inline bytes, the QP allows " + caps.maxInlineData();
-        } else {
-            why = "refused by the provider";
-        }
-        return "request " + i + " of " + count + ": " + why;
+        return SendRefusals.explain(this, rc, caps, state, type);
     }
 
     /**
@@ -660,12 +665,7 @@ public final class SendBatch extends RequestBatch {
         return refusalFor(type, i, WrView.sendOpcode(wrs, i));
     }
 
-    /** The refusal of an atomic write by {@code ibv_post_send}; {@link QueuePairEx} posts it. */
-    static final String ATOMIC_WRITE_NEEDS_WR_API = "an atomic write goes through the extended API (QueuePairEx.post,"
-            + " ibv_wr_atomic_write), not ibv_post_send";
-
-    String refusalFor(QpType type, int i, int opcode) {
-        int op = opcode;
+    String refusalFor(QpType type, int i, int op) {
         return switch (type) {
             case UD -> op != WrView.WR_SEND && op != WrView.WR_SEND_WITH_IMM
                     ? "UD queue pairs have no RDMA read or write, nor atomics: they only send (sendTo)"
@@ -675,7 +675,7 @@ public final class SendBatch extends RequestBatch {
                     : op == WrView.WR_RDMA_READ || op == WrView.WR_ATOMIC_CMP_AND_SWP || op == WrView.WR_ATOMIC_WRITE
                             || op == WrView.WR_ATOMIC_FETCH_AND_ADD ? "UC queue pairs have no RDMA read or atomics" : null;
             default -> addressed[i] ? "an address handle (sendTo) is for UD queue pairs, this one is RC"
-                    : op == WrView.WR_ATOMIC_WRITE ? ATOMIC_WRITE_NEEDS_WR_API : null;
+                    : op == WrView.WR_ATOMIC_WRITE ? SendRefusals.ATOMIC_WRITE_NEEDS_WR_API : null;
         };
     }
 

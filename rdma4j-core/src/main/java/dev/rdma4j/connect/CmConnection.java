@@ -185,7 +185,7 @@ public final class CmConnection implements AutoCloseable {
     }
 
     /** The timer thread of connect deadlines: it only hands each expiry to the connection's engine. */
-    private static final class Deadlines {
+    static final class Deadlines {
         static final ScheduledThreadPoolExecutor SCHEDULER = new ScheduledThreadPoolExecutor(1, r -> {
             Thread t = new Thread(r, "rdma4j-cm-deadlines");
             t.setDaemon(true);

@@ -17,13 +17,25 @@ public final class CmConnectionRequest {
     private final CmEventChannel channel;
     private final CmId id;
     private final byte[] privateData;
+    private final CmPortSpace space;
     private boolean answered;
 
-    CmConnectionRequest(CmEventChannel channel, CmId id, byte[] privateData) {
+    CmConnectionRequest(CmEventChannel channel, CmId id, byte[] privateData, CmPortSpace space) {
         this.channel = channel;
         this.id = id;
-        this.privateData = PrivateData.unframe(privateData);
+        this.space = space;
+        this.privateData = space == CmPortSpace.TCP ? PrivateData.unframe(privateData) : privateData;
         channel.unanswered(id, this);
+    }
+
+    /**
+     * The port space of the listener the request came to: {@link CmPortSpace#UDP} for a UD peer's resolution request
+     * (SIDR), answered with {@link #acceptDatagramAsync}.
+     *
+     * @return the port space
+     */
+    public CmPortSpace portSpace() {
+        return space;
     }
 
     /**
@@ -64,6 +76,10 @@ public final class CmConnectionRequest {
      * @throws IllegalStateException if the request was already answered
      */
     public synchronized CompletableFuture<CmConnection> acceptAsync(ConnectionSetup setup, byte[] privateData) {
+        if (space != CmPortSpace.TCP) {
+            throw new IllegalStateException("a request of the " + space + " port space is a UD peer's: answer it"
+                    + " with acceptDatagramAsync");
+        }
         if (privateData.length > PrivateData.ACCEPT) {
             return CompletableFuture.failedFuture(new IllegalArgumentException(
                     "rdma_cm private data is at most " + PrivateData.ACCEPT + " bytes on accept: " + privateData.length));
@@ -73,24 +89,54 @@ public final class CmConnectionRequest {
     }
 
     /**
+     * Accepts a UD peer's resolution request ({@link CmPortSpace#UDP}): creates the UD queue pair
+     * ({@code rdma_create_qp}, which moves it to RTS) as {@code setup} describes, runs its
+     * {@link ConnectionSetup#beforeConnect} (post the receives for the peer's datagrams there) and calls
+     * {@code rdma_accept}, which answers with the queue pair's number and Q_Key. The peer is known by its first
+     * datagram (its source queue pair and GRH: {@code ProtectionDomain.createAddressHandle(WorkCompletion, ...)}).
+     *
+     * @param setup       the queue pair's PD, CQs and capacities: a builder of type UD
+     * @param privateData for the peer, possibly empty, at most {@link CmDatagram#ACCEPT_PRIVATE_DATA} bytes, sent as
+     *                    given
+     * @return completes with the datagram once accepted, or exceptionally with the {@link VerbsException} of a verb
+     *         or an {@link IllegalArgumentException} (private data too long: the request stays unanswered; a setup
+     *         not UD)
+     * @throws IllegalStateException if the request was already answered, or is not of the UDP port space
+     */
+    public synchronized CompletableFuture<CmDatagram> acceptDatagramAsync(ConnectionSetup setup, byte[] privateData) {
+        if (space != CmPortSpace.UDP) {
+            throw new IllegalStateException("a request of the " + space + " port space is answered with acceptAsync");
+        }
+        if (privateData.length > CmDatagram.ACCEPT_PRIVATE_DATA) {
+            return CompletableFuture.failedFuture(new IllegalArgumentException("rdma_cm private data is at most "
+                    + CmDatagram.ACCEPT_PRIVATE_DATA + " bytes on a UD accept: " + privateData.length));
+        }
+        answer();
+        return CmDatagram.accepted(channel, id, setup, privateData.clone(), this.privateData);
+    }
+
+    /**
      * Rejects ({@code rdma_reject}); the peer's connect fails with {@link CmEventType#REJECTED} (IB CM
      * reason {@link CmException#REJECT_CONSUMER_DEFINED}) and this private data, framed as
      * {@link CmConnection} describes (an rdma4j peer sees exactly these bytes, up to 144).
      *
-     * @param privateData the reason, possibly empty, at most 148 bytes
+     * @param privateData the reason, possibly empty, at most 148 bytes (136 for a UD peer's request, sent as given)
      * @throws VerbsException if the verb fails
      * @throws IllegalArgumentException if {@code privateData} is longer than 148 bytes (the CM would cut it); the
      *         request stays unanswered
      * @throws IllegalStateException if the request was already answered
      */
     public synchronized void reject(byte[] privateData) throws VerbsException {
-        if (privateData.length > PrivateData.REJECT) {
+        int most = space == CmPortSpace.TCP ? PrivateData.REJECT : CmDatagram.ACCEPT_PRIVATE_DATA;
+        if (privateData.length > most) {
             throw new IllegalArgumentException(
-                    "rdma_cm private data is at most " + PrivateData.REJECT + " bytes on reject: " + privateData.length);
+                    "rdma_cm private data is at most " + most + " bytes on reject: " + privateData.length);
         }
         answer();
+        // a UD peer's reject is a SIDR reply (136 bytes): sent as given, without rdma4j's trailer
+        byte[] data = space == CmPortSpace.TCP ? PrivateData.frame(privateData, PrivateData.REJECT) : privateData.clone();
         try {
-            id.run("rdma_reject", i -> RdmaCm.reject(i, PrivateData.frame(privateData, PrivateData.REJECT)));
+            id.run("rdma_reject", i -> RdmaCm.reject(i, data));
         } finally {
             id.close(null);
         }

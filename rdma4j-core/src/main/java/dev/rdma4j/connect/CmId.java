@@ -51,7 +51,12 @@ final class CmId {
 
     /** {@code rdma_create_id} on the channel, counted by it until {@link #close}. */
     static CmId create(CmEventChannel channel, String owner) throws VerbsException {
-        return channel.createId(ch -> new CmId(channel, RdmaCm.createId(ch), owner));
+        return create(channel, owner, CmPortSpace.TCP);
+    }
+
+    /** {@code rdma_create_id} in a port space, counted by the channel until {@link #close}. */
+    static CmId create(CmEventChannel channel, String owner, CmPortSpace space) throws VerbsException {
+        return channel.createId(ch -> new CmId(channel, RdmaCm.createId(ch, space.code()), owner));
     }
 
     /** An id librdmacm created (a connection request's), counted by the channel until {@link #close}. */

@@ -24,9 +24,14 @@ public final class CmListener implements AutoCloseable {
     private final java.util.concurrent.CopyOnWriteArrayList<java.util.function.Consumer<CmEvent>> listeners =
             new java.util.concurrent.CopyOnWriteArrayList<>();
 
-    private CmListener(CmEventChannel channel, InetSocketAddress address, int backlog) throws VerbsException {
+    private final CmPortSpace space;
+
+    private CmListener(CmEventChannel channel, InetSocketAddress address, int backlog, CmPortSpace space)
+            throws VerbsException {
         this.channel = channel;
-        this.id = CmId.create(channel, "CmListener(" + address + ")");
+        this.space = space;
+        this.id = CmId.create(channel, "CmListener(" + address + (space == CmPortSpace.TCP ? "" : ", " + space) + ")",
+                space);
         try {
             channel.register(id, this::onEvent);
             id.run("rdma_bind_addr", i -> RdmaCm.bindAddr(i, address));
@@ -54,7 +59,33 @@ public final class CmListener implements AutoCloseable {
      */
     public static CmListener listen(CmEventChannel channel, InetSocketAddress address, int backlog)
             throws VerbsException {
-        return new CmListener(channel, address, backlog);
+        return new CmListener(channel, address, backlog, CmPortSpace.TCP);
+    }
+
+    /**
+     * Listens in a port space: {@link CmPortSpace#UDP} for UD peers that resolve this address with
+     * {@link CmDatagram#connectAsync} or rdma-core's {@code udaddy} (their requests are answered with
+     * {@link CmConnectionRequest#acceptDatagramAsync}).
+     *
+     * @param channel the event channel
+     * @param address the local address and port
+     * @param backlog pending requests the kernel queues
+     * @param space   the port space
+     * @return the listener
+     * @throws VerbsException if binding or listening fails (e.g. {@code EADDRINUSE})
+     */
+    public static CmListener listen(CmEventChannel channel, InetSocketAddress address, int backlog,
+            CmPortSpace space) throws VerbsException {
+        return new CmListener(channel, address, backlog, java.util.Objects.requireNonNull(space, "space"));
+    }
+
+    /**
+     * The port space listened in.
+     *
+     * @return {@link CmPortSpace#TCP} unless listening for datagrams
+     */
+    public CmPortSpace portSpace() {
+        return space;
     }
 
     /**
@@ -97,7 +128,7 @@ public final class CmListener implements AutoCloseable {
 
     private void onEvent(RdmaCm.Event e, CmId requestId) {
         if (requestId != null) {
-            CmConnectionRequest r = new CmConnectionRequest(channel, requestId, e.privateData());
+            CmConnectionRequest r = new CmConnectionRequest(channel, requestId, e.privateData(), space);
             for (;;) {
                 CompletableFuture<CmConnectionRequest> f;
                 synchronized (this) {

@@ -45,6 +45,34 @@ public final class AhSrqCqAttrs {
         }
     }
 
+    /** The members of a {@code struct ibv_ah_attr}, decoded. */
+    public record Ah(int dlid, int serviceLevel, boolean global, int port, byte[] dgid, int sgidIndex, int hopLimit,
+            int trafficClass, int flowLabel) {
+    }
+
+    /** Reads a {@code struct ibv_ah_attr} (e.g. one rdma_cm delivered in an event). */
+    public static Ah decodeAh(MemorySegment s) {
+        MemoryLayout l = Structs.IBV_AH_ATTR;
+        return new Ah((int) Codec.get(s, l, "dlid"), (int) Codec.get(s, l, "sl"), Codec.get(s, l, "is_global") != 0,
+                (int) Codec.get(s, l, "port_num"), Codec.getBytes(s, l, "grh.dgid", 16),
+                (int) Codec.get(s, l, "grh.sgid_index"), (int) Codec.get(s, l, "grh.hop_limit"),
+                (int) Codec.get(s, l, "grh.traffic_class"), (int) Codec.get(s, l, "grh.flow_label"));
+    }
+
+    /**
+     * A {@code struct ibv_wc} with the members {@code ibv_init_ah_from_wc} reads ({@code wc_flags}, {@code slid},
+     * {@code sl}, {@code src_qp}), for a completion rdma4j copied.
+     */
+    public static MemorySegment wcForAh(Arena arena, int wcFlags, int slid, int serviceLevel, int sourceQp) {
+        MemoryLayout l = Structs.IBV_WC;
+        MemorySegment s = arena.allocate(l);
+        Codec.put(s, l, "wc_flags", wcFlags);
+        Codec.put(s, l, "slid", slid);
+        Codec.put(s, l, "sl", serviceLevel);
+        Codec.put(s, l, "src_qp", sourceQp);
+        return s;
+    }
+
     /** A {@code struct ibv_srq_init_attr} for {@code ibv_create_srq}. */
     public static MemorySegment srqInit(Arena arena, int maxWr, int maxSge, int limit) {
         MemoryLayout l = Structs.IBV_SRQ_INIT_ATTR;

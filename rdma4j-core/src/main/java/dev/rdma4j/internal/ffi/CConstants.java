@@ -115,7 +115,12 @@ public final class CConstants {
                 c("IBV_QP_DEST_QPN", IBV_QP_DEST_QPN),
                 c("(IBV_QP_DEST_QPN << 1) - 1", IBV_QP_QUERY_ALL),
                 c("IBV_SRQ_MAX_WR", AhSrqCqAttrs.IBV_SRQ_MAX_WR), c("IBV_SRQ_LIMIT", AhSrqCqAttrs.IBV_SRQ_LIMIT),
-                c("RDMA_PS_TCP", RdmaCm.RDMA_PS_TCP));
+                c("RDMA_PS_TCP", RdmaCm.RDMA_PS_TCP), c("RDMA_PS_UDP", RdmaCm.RDMA_PS_UDP),
+                c("RDMA_CM_JOIN_MC_ATTR_ADDRESS", RdmaCm.RDMA_CM_JOIN_MC_ATTR_ADDRESS),
+                c("RDMA_CM_JOIN_MC_ATTR_JOIN_FLAGS", RdmaCm.RDMA_CM_JOIN_MC_ATTR_JOIN_FLAGS),
+                c("RDMA_MC_JOIN_FLAG_FULLMEMBER", RdmaCm.RDMA_MC_JOIN_FLAG_FULLMEMBER),
+                c("RDMA_MC_JOIN_FLAG_SENDONLY_FULLMEMBER", RdmaCm.RDMA_MC_JOIN_FLAG_SENDONLY_FULLMEMBER),
+                c("RDMA_UDP_QKEY", RdmaCm.RDMA_UDP_QKEY));
     }
 
     /**

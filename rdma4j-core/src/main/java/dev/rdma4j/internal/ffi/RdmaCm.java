@@ -22,6 +22,18 @@ import java.net.InetSocketAddress;
 public final class RdmaCm {
     public static final String LIBRARY = "librdmacm.so.1";
     public static final int RDMA_PS_TCP = 0x0106;
+    /** {@code RDMA_PS_UDP}: datagram (UD) ids, resolved with SIDR, and multicast. */
+    public static final int RDMA_PS_UDP = 0x0111;
+    /** {@code RDMA_UDP_QKEY}: the Q_Key rdma_cm gives the UD queue pairs of {@link #RDMA_PS_UDP} ids. */
+    public static final int RDMA_UDP_QKEY = 0x01234567;
+    /** {@code RDMA_CM_JOIN_MC_ATTR_ADDRESS} of {@code enum rdma_cm_join_mc_attr_mask}. */
+    public static final int RDMA_CM_JOIN_MC_ATTR_ADDRESS = 1;
+    /** {@code RDMA_CM_JOIN_MC_ATTR_JOIN_FLAGS}. */
+    public static final int RDMA_CM_JOIN_MC_ATTR_JOIN_FLAGS = 1 << 1;
+    /** {@code RDMA_MC_JOIN_FLAG_FULLMEMBER} of {@code enum rdma_cm_mc_join_flags}. */
+    public static final int RDMA_MC_JOIN_FLAG_FULLMEMBER = 0;
+    /** {@code RDMA_MC_JOIN_FLAG_SENDONLY_FULLMEMBER}. */
+    public static final int RDMA_MC_JOIN_FLAG_SENDONLY_FULLMEMBER = 1;
 
     public static final StructLayout RDMA_EVENT_CHANNEL = CLayouts.struct("struct rdma_event_channel",
             JAVA_INT.withName("fd"));
@@ -57,13 +69,28 @@ public final class RdmaCm {
             JAVA_BYTE.withName("srq"),
             JAVA_INT.withName("qp_num"));
 
-    /** {@code struct rdma_cm_event} up to {@code param.conn} (the UD member of the union is not used). */
-    public static final StructLayout RDMA_CM_EVENT_PREFIX = CLayouts.struct("struct rdma_cm_event (prefix)",
+    /** {@code struct rdma_ud_param}: what a UD id's ESTABLISHED and a multicast join deliver. */
+    public static final StructLayout RDMA_UD_PARAM = CLayouts.struct("struct rdma_ud_param",
+            ADDRESS.withName("private_data"),
+            JAVA_BYTE.withName("private_data_len"),
+            Structs.IBV_AH_ATTR.withName("ah_attr"),
+            JAVA_INT.withName("qp_num"),
+            JAVA_INT.withName("qkey"));
+
+    /** {@code struct rdma_cm_event}, both members of its {@code param} union. */
+    public static final StructLayout RDMA_CM_EVENT = CLayouts.struct("struct rdma_cm_event",
             ADDRESS.withName("id"),
             ADDRESS.withName("listen_id"),
             JAVA_INT.withName("event"),
             JAVA_INT.withName("status"),
-            CLayouts.struct("union param", RDMA_CONN_PARAM.withName("conn")).withName("param (prefix)"));
+            CLayouts.union("union param", RDMA_CONN_PARAM.withName("conn"), RDMA_UD_PARAM.withName("ud"))
+                    .withName("param"));
+
+    /** {@code struct rdma_cm_join_mc_attr_ex} of {@code rdma_join_multicast_ex}. */
+    public static final StructLayout RDMA_CM_JOIN_MC_ATTR_EX = CLayouts.struct("struct rdma_cm_join_mc_attr_ex",
+            JAVA_INT.withName("comp_mask"),
+            JAVA_INT.withName("join_flags"),
+            ADDRESS.withName("addr"));
 
     private RdmaCm() {
     }
@@ -137,6 +164,10 @@ public final class RdmaCm {
         // __be16 rdma_get_src_port(struct rdma_cm_id *id): reads the id's bound address, no system call
         static final MethodHandle GET_SRC_PORT = Native.downcall(L, "rdma_get_src_port",
                 FunctionDescriptor.of(JAVA_SHORT, ADDRESS), false);
+        static final MethodHandle JOIN_MULTICAST_EX = d("rdma_join_multicast_ex",
+                FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS));
+        static final MethodHandle LEAVE_MULTICAST = d("rdma_leave_multicast",
+                FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
         static final MethodHandle EVENT_STR = Native.downcall(L, "rdma_event_str",
                 FunctionDescriptor.of(ADDRESS, JAVA_INT), false);
 
@@ -186,10 +217,15 @@ public final class RdmaCm {
     }
 
     public static MemorySegment createId(MemorySegment ch) throws NativeException {
+        return createId(ch, RDMA_PS_TCP);
+    }
+
+    /** {@code rdma_create_id} in a port space ({@link #RDMA_PS_TCP} or {@link #RDMA_PS_UDP}). */
+    public static MemorySegment createId(MemorySegment ch, int portSpace) throws NativeException {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment out = a.allocate(ADDRESS);
             check("rdma_create_id", null,
-                    e -> (int) H.CREATE_ID.invokeExact(e, ch, out, MemorySegment.NULL, RDMA_PS_TCP));
+                    e -> (int) H.CREATE_ID.invokeExact(e, ch, out, MemorySegment.NULL, portSpace));
             return idSegment(out.get(ADDRESS, 0));
         }
     }
@@ -328,8 +364,18 @@ public final class RdmaCm {
         check("rdma_disconnect", null, e -> (int) H.DISCONNECT.invokeExact(e, id));
     }
 
-    /** One CM event, copied out of librdmacm's struct before it is acknowledged. */
-    public record Event(long id, long listenId, int type, int status, byte[] privateData) {
+    /**
+     * One CM event, copied out of librdmacm's struct before it is acknowledged. For the events whose
+     * {@code param} is {@code struct rdma_ud_param} (a UD id's ESTABLISHED, a multicast join or its error), the
+     * UD members are copied too: {@code ahAttr} holds the bytes of its {@code struct ibv_ah_attr} (else null),
+     * {@code context} the pointer {@code rdma_join_multicast} was given (a join's token).
+     */
+    public record Event(long id, long listenId, int type, int status, byte[] privateData, byte[] ahAttr, int qpNum,
+            int qkey, long context) {
+        /** An event without UD members. */
+        public Event(long id, long listenId, int type, int status, byte[] privateData) {
+            this(id, listenId, type, status, privateData, null, 0, 0, 0);
+        }
     }
 
     /** rdma_get_cm_event + copy + rdma_ack_cm_event; null when none is pending (EAGAIN). */
@@ -346,15 +392,29 @@ public final class RdmaCm {
                 }
                 throw Native.fail("rdma_get_cm_event", e, null);
             }
-            MemorySegment ev = out.get(ADDRESS, 0).reinterpret(RDMA_CM_EVENT_PREFIX.byteSize());
-            MemoryLayout l = RDMA_CM_EVENT_PREFIX;
-            int len = Byte.toUnsignedInt(ev.get(JAVA_BYTE, CLayouts.offset(l, "param (prefix)", "conn", "private_data_len")));
-            MemorySegment data = ev.get(ADDRESS, CLayouts.offset(l, "param (prefix)", "conn", "private_data"));
+            MemorySegment ev = out.get(ADDRESS, 0).reinterpret(RDMA_CM_EVENT.byteSize());
+            MemoryLayout l = RDMA_CM_EVENT;
+            // private_data and its length are at the same offsets in both members of the union
+            int len = Byte.toUnsignedInt(ev.get(JAVA_BYTE, CLayouts.offset(l, "param", "conn", "private_data_len")));
+            MemorySegment data = ev.get(ADDRESS, CLayouts.offset(l, "param", "conn", "private_data"));
             byte[] pdata = len == 0 || data.address() == 0 ? new byte[0]
                     : data.reinterpret(len).toArray(JAVA_BYTE);
-            Event e = new Event(ev.get(ValueLayout.JAVA_LONG, CLayouts.offset(l, "id")),
-                    ev.get(ValueLayout.JAVA_LONG, CLayouts.offset(l, "listen_id")),
-                    ev.get(JAVA_INT, CLayouts.offset(l, "event")), ev.get(JAVA_INT, CLayouts.offset(l, "status")), pdata);
+            int type = ev.get(JAVA_INT, CLayouts.offset(l, "event"));
+            long idAddress = ev.get(ValueLayout.JAVA_LONG, CLayouts.offset(l, "id"));
+            long listenId = ev.get(ValueLayout.JAVA_LONG, CLayouts.offset(l, "listen_id"));
+            int status = ev.get(JAVA_INT, CLayouts.offset(l, "status"));
+            Event e;
+            if (type == CEnums.RDMA_CM_EVENT_MULTICAST_JOIN || type == CEnums.RDMA_CM_EVENT_MULTICAST_ERROR
+                    || type == CEnums.RDMA_CM_EVENT_ESTABLISHED) {
+                boolean join = type != CEnums.RDMA_CM_EVENT_ESTABLISHED; // a join's private_data is its context
+                long ah = CLayouts.offset(l, "param", "ud", "ah_attr");
+                e = new Event(idAddress, listenId, type, status, join ? new byte[0] : pdata,
+                        ev.asSlice(ah, Structs.IBV_AH_ATTR.byteSize()).toArray(JAVA_BYTE),
+                        ev.get(JAVA_INT, CLayouts.offset(l, "param", "ud", "qp_num")),
+                        ev.get(JAVA_INT, CLayouts.offset(l, "param", "ud", "qkey")), join ? data.address() : 0);
+            } else {
+                e = new Event(idAddress, listenId, type, status, pdata);
+            }
             int ack = (int) H.ACK_CM_EVENT.invokeExact(errno, ev);
             if (ack != 0) {
                 throw Native.fail("rdma_ack_cm_event", Native.errorCode(ack, Native.errno(errno)), null);
@@ -364,6 +424,36 @@ public final class RdmaCm {
             throw e;
         } catch (Throwable t) {
             throw Native.rethrow(t);
+        }
+    }
+
+    /**
+     * {@code rdma_join_multicast_ex}: joins {@code group} as a full member, or as a send-only one; the
+     * MULTICAST_JOIN (or MULTICAST_ERROR) event carries {@code token} as its context.
+     */
+    public static void joinMulticast(MemorySegment id, InetSocketAddress group, boolean sendOnly, long token)
+            throws NativeException {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment sa = sockaddr(a, group);
+            MemorySegment attr = a.allocate(RDMA_CM_JOIN_MC_ATTR_EX);
+            MemoryLayout l = RDMA_CM_JOIN_MC_ATTR_EX;
+            attr.set(JAVA_INT, CLayouts.offset(l, "comp_mask"),
+                    RDMA_CM_JOIN_MC_ATTR_ADDRESS | RDMA_CM_JOIN_MC_ATTR_JOIN_FLAGS);
+            attr.set(JAVA_INT, CLayouts.offset(l, "join_flags"),
+                    sendOnly ? RDMA_MC_JOIN_FLAG_SENDONLY_FULLMEMBER : RDMA_MC_JOIN_FLAG_FULLMEMBER);
+            attr.set(ADDRESS, CLayouts.offset(l, "addr"), sa);
+            MemorySegment context = MemorySegment.ofAddress(token);
+            check("rdma_join_multicast_ex", group.getAddress().getHostAddress(),
+                    e -> (int) H.JOIN_MULTICAST_EX.invokeExact(e, id, attr, context));
+        }
+    }
+
+    /** {@code rdma_leave_multicast}. */
+    public static void leaveMulticast(MemorySegment id, InetSocketAddress group) throws NativeException {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment sa = sockaddr(a, group);
+            check("rdma_leave_multicast", group.getAddress().getHostAddress(),
+                    e -> (int) H.LEAVE_MULTICAST.invokeExact(e, id, sa));
         }
     }
 

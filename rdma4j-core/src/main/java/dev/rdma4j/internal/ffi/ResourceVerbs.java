@@ -1,6 +1,7 @@
 package dev.rdma4j.internal.ffi;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
@@ -47,6 +48,8 @@ public final class ResourceVerbs {
         static final MethodHandle DESTROY_QP = d("ibv_destroy_qp", FunctionDescriptor.of(JAVA_INT, ADDRESS));
         static final MethodHandle CREATE_AH = d("ibv_create_ah", FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS));
         static final MethodHandle DESTROY_AH = d("ibv_destroy_ah", FunctionDescriptor.of(JAVA_INT, ADDRESS));
+        static final MethodHandle INIT_AH_FROM_WC = d("ibv_init_ah_from_wc",
+                FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_BYTE, ADDRESS, ADDRESS, ADDRESS));
         static final MethodHandle CREATE_SRQ = d("ibv_create_srq",
                 FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS));
         static final MethodHandle MODIFY_SRQ = d("ibv_modify_srq",
@@ -159,6 +162,16 @@ public final class ResourceVerbs {
     public static MemorySegment createAh(MemorySegment pd, MemorySegment ahAttr) throws NativeException {
         return pointer("ibv_create_ah", null, Structs.IBV_AH.byteSize(),
                 e -> (MemorySegment) H.CREATE_AH.invokeExact(e, pd, ahAttr));
+    }
+
+    /**
+     * {@code ibv_init_ah_from_wc}: the address vector that answers a UD receive, from its completion and the
+     * 40 bytes of GRH the receive buffer starts with (on RoCE v2 over IPv4, the IP header at byte 20).
+     */
+    public static void initAhFromWc(MemorySegment ctx, int port, MemorySegment wc, MemorySegment grh,
+            MemorySegment ahAttr) throws NativeException {
+        status("ibv_init_ah_from_wc", "port " + port,
+                e -> (int) H.INIT_AH_FROM_WC.invokeExact(e, ctx, (byte) port, wc, grh, ahAttr));
     }
 
     public static void destroyAh(MemorySegment ah) throws NativeException {

@@ -31,7 +31,9 @@ class LayoutConformanceTest {
         layouts.add(RdmaCm.RDMA_EVENT_CHANNEL);
         layouts.add(RdmaCm.RDMA_CM_ID_PREFIX);
         layouts.add(RdmaCm.RDMA_CONN_PARAM);
-        layouts.add(RdmaCm.RDMA_CM_EVENT_PREFIX);
+        layouts.add(RdmaCm.RDMA_UD_PARAM);
+        layouts.add(RdmaCm.RDMA_CM_EVENT);
+        layouts.add(RdmaCm.RDMA_CM_JOIN_MC_ATTR_EX);
         for (MemoryLayout layout : layouts) {
             String name = layout.name().orElseThrow();
             String type = name.replace(" (prefix)", "");
