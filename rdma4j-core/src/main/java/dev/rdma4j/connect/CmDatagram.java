@@ -459,8 +459,8 @@ public final class CmDatagram implements AutoCloseable {
     }
 
     /**
-     * Closes the address handles this datagram made (the peer's, the groups'), the queue pair
-     * ({@code rdma_destroy_qp}) and the id ({@code rdma_destroy_id}, which leaves the groups still joined). Idempotent;
+     * Closes the queue pair ({@code rdma_destroy_qp}; its outstanding requests are forgotten), the address handles
+     * this datagram made (the peer's, the groups') and the id ({@code rdma_destroy_id}, which leaves the groups still joined). Idempotent;
      * a close racing another thread's waits for its outcome.
      *
      * @throws IllegalStateException if a handle or the queue pair is still used by posted sends, or the queue pair
@@ -469,16 +469,16 @@ public final class CmDatagram implements AutoCloseable {
     @Override
     public void close() {
         id.close(() -> {
+            QueuePair qp = queuePair;
+            if (qp != null) {
+                qp.close(); // first: its outstanding sends (unsignaled ones too) pin the address handles
+            }
             for (MulticastGroup g : groups.values()) {
                 g.closeHandle();
             }
             UdDestination p = peer;
             if (p != null) {
                 p.addressHandle().close();
-            }
-            QueuePair qp = queuePair;
-            if (qp != null) {
-                qp.close();
             }
         });
         groups.clear();

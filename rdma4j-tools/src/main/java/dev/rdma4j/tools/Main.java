@@ -24,6 +24,9 @@ public final class Main {
         TOOLS.put("demo", dev.rdma4j.tools.demo.DemoCommand.class);
         TOOLS.put("rc-pingpong", dev.rdma4j.tools.pingpong.RcPingpongCommand.class);
         TOOLS.put("rping", dev.rdma4j.tools.rping.RpingCommand.class);
+        TOOLS.put("udaddy", dev.rdma4j.tools.datagram.UdaddyCommand.class);
+        TOOLS.put("mckey", dev.rdma4j.tools.datagram.MckeyCommand.class);
+        TOOLS.put("ucmatose", dev.rdma4j.tools.cmatose.CmatoseCommand.class);
         TOOLS.put("uc-pingpong", dev.rdma4j.tools.pingpong.UcPingpongCommand.class);
         TOOLS.put("ud-pingpong", dev.rdma4j.tools.pingpong.UdPingpongCommand.class);
         TOOLS.put("srq-pingpong", dev.rdma4j.tools.pingpong.SrqPingpongCommand.class);

@@ -175,36 +175,12 @@ public final class RpingCommand implements Callable<Integer> {
     }
 
     /**
-     * C's {@code atoi}: leading white space, an optional sign, then digits up to the first non-digit;
-     * 0 when there are none; beyond {@code int}, glibc's {@code (int) strtol(s, NULL, 10)}.
+     * C's {@code atoi}: see {@link dev.rdma4j.tools.CNumberConverter#atoi}.
      *
      * @param s the text
      * @return the number
      */
     static int atoi(String s) {
-        int i = 0;
-        int n = s.length();
-        while (i < n && (s.charAt(i) == ' ' || (s.charAt(i) >= '\t' && s.charAt(i) <= '\r'))) {
-            i++;
-        }
-        boolean negative = false;
-        if (i < n && (s.charAt(i) == '+' || s.charAt(i) == '-')) {
-            negative = s.charAt(i) == '-';
-            i++;
-        }
-        long v = 0;
-        boolean overflow = false;
-        for (; i < n && s.charAt(i) >= '0' && s.charAt(i) <= '9'; i++) {
-            int digit = s.charAt(i) - '0';
-            if (v > (Long.MAX_VALUE - digit) / 10) {
-                overflow = true; // strtol saturates
-            } else if (!overflow) {
-                v = v * 10 + digit;
-            }
-        }
-        if (overflow) {
-            return (int) (negative ? Long.MIN_VALUE : Long.MAX_VALUE);
-        }
-        return (int) (negative ? -v : v);
+        return dev.rdma4j.tools.CNumberConverter.atoi(s);
     }
 }
