@@ -72,6 +72,9 @@ public final class DemoCommand implements Callable<Integer> {
             if (!new SrqTour(ctx, out).run()) {
                 return 1;
             }
+            if (!new ModernTour(ctx, ip.orElse(null), out).run()) {
+                return 1;
+            }
         }
         step("Done", "every handle closed; closing twice is harmless, using a closed one throws IllegalStateException");
         return 0;

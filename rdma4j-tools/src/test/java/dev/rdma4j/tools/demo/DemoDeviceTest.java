@@ -33,14 +33,17 @@ class DemoDeviceTest {
         saved.print(out);
         assertThat(rc).isZero();
         assertThat(out).contains("state ACTIVE").contains("alice: RTS").doesNotContain("MISMATCH");
-        assertThat(out.lines().filter(l -> l.trim().startsWith("verified:")).count()).isEqualTo(18);
+        assertThat(out.lines().filter(l -> l.trim().startsWith("verified:")).count()).isEqualTo(21);
         for (String op : new String[] {"bob received 34 bytes", "equal alice's pattern", "RDMA_READ",
             "RECV_RDMA_WITH_IMM, immediate 0xbadcafe", "fetch-and-add 2: alice got the old value 40",
             "compare-and-swap 42 -> 100: old value 42", "private data \"alice wants to talk\"",
             "8 RDMA writes in flight at once", "counter now 7", "his queue pair is now ERROR",
             "private receive queues: 128 receives posted, 32768 bytes registered",
             "one SRQ (K = 2):        16 receives posted, 4096 bytes registered",
-            "128 messages received through 16 SRQ receives"}) {
+            "128 messages received through 16 SRQ receives",
+            "alice's write through the window landed in bob's bytes 1024.. (SUCCESS)",
+            "after bob's invalidate, alice's next write is refused (REM_ACCESS_ERR) and bob's bytes are unchanged",
+            "bob received \"hello, group\" from alice's QP #"}) {
             assertThat(out).contains(op);
         }
         // gRPC: bob's answer names the address his transport saw the call come from; it is the local address of
