@@ -54,8 +54,12 @@ public final class ToolRuns {
 
     /** Runs {@code bin/rdma4j argv...} in this JVM with its own stdout/stderr. */
     public static CompletableFuture<Run> java(String who, List<String> argv) {
+        return java(who, argv, new StringWriter());
+    }
+
+    /** Like {@link #java(String, List)}, writing the tool's stdout to {@code out} as it goes. */
+    public static CompletableFuture<Run> java(String who, List<String> argv, StringWriter out) {
         return CompletableFuture.supplyAsync(() -> {
-            StringWriter out = new StringWriter();
             StringWriter err = new StringWriter();
             int status = Main.commandLine().setOut(new PrintWriter(out, true))
                     .setErr(new PrintWriter(err, true)).execute(argv.toArray(String[]::new));
@@ -86,6 +90,32 @@ public final class ToolRuns {
             if (e != null) {
                 p.destroyForcibly();
             }
+        });
+    }
+
+    /**
+     * Runs a tool by its name: rdma4j's ({@code bin/rdma4j TOOL ARGS} in this JVM, its stdout written to
+     * {@code liveOut} as it goes) or the C tool of that name as a process, and logs how long the run took (the guest
+     * is slow: the log shows where the time goes).
+     *
+     * @param dir     where a process's output files go
+     * @param rdma4j  rdma4j's tool, else the C one
+     * @param tool    the name, the same for both
+     * @param args    its arguments
+     * @param liveOut rdma4j's stdout as it is written (a process's comes at its end)
+     * @return the run, when it ended
+     * @throws IOException if the process cannot start
+     */
+    public static CompletableFuture<Run> tool(Path dir, boolean rdma4j, String tool, List<String> args,
+            StringWriter liveOut) throws IOException {
+        String who = (rdma4j ? "rdma4j " : "") + tool + " " + String.join(" ", args);
+        long t0 = System.nanoTime();
+        List<String> argv = new java.util.ArrayList<>(List.of(tool));
+        argv.addAll(args);
+        CompletableFuture<Run> run = rdma4j ? java(who, argv, liveOut) : process(dir, who, argv);
+        return run.thenApply(r -> {
+            System.out.printf("%s: exit %d after %d ms%n", r.who(), r.status(), (System.nanoTime() - t0) / 1_000_000);
+            return r;
         });
     }
 

@@ -3,25 +3,20 @@ package dev.rdma4j.tools.cmatose;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
 
-import dev.rdma4j.tools.Main;
+import dev.rdma4j.tools.ToolRuns;
+import dev.rdma4j.tools.ToolRuns.Run;
 import java.io.IOException;
-import java.io.PrintWriter;
 import java.io.StringWriter;
-import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.regex.Pattern;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -37,27 +32,13 @@ import org.junit.jupiter.api.io.TempDir;
  */
 @Tag("device")
 class CmatoseInteropDeviceTest {
-    private static final Duration DEADLINE = Duration.ofSeconds(150);
+    private static final Duration DEADLINE = ToolRuns.DEADLINE;
     /** A client's line when nothing listens on the port (IB CM reject reason 8, INVALID_SERVICE_ID). */
     private static final String REJECTED = "cmatose: event: RDMA_CM_EVENT_REJECTED, error: 8";
-    /** A daemon per run, so that a run stuck past its deadline cannot keep the test JVM alive. */
-    private static final ExecutorService JAVA_RUNS = Executors.newCachedThreadPool(r -> {
-        Thread t = new Thread(r, "ucmatose-java");
-        t.setDaemon(true);
-        return t;
-    });
     private static String addr;
 
     @TempDir
     Path dir;
-
-    /** One tool's run: its exit status and output. */
-    record Run(String who, int status, List<String> out, String err) {
-        @Override
-        public String toString() {
-            return who + " exited " + status + "\n--- stdout\n" + String.join("\n", out) + "\n--- stderr\n" + err;
-        }
-    }
 
     /** A server's and a client's runs. */
     record Pair(Run server, Run client) {
@@ -78,11 +59,6 @@ class CmatoseInteropDeviceTest {
                         "the device has no IPv4 GID: set RDMA4J_CMATOSE_ADDR to an address on it")).getHostAddress();
             }
         }
-    }
-
-    @AfterAll
-    static void stop() {
-        JAVA_RUNS.shutdownNow();
     }
 
     /** The defaults: one connection, 10 messages of 100 bytes each way; the server on any address. */
@@ -112,8 +88,8 @@ class CmatoseInteropDeviceTest {
     @Test
     void clientWithoutServerFailsLikeTheCTool() throws Exception {
         List<String> args = List.of("-s", addr, "-p", "7493", "-c", "2");
-        Run c = finish(start(Impl.C, args));
-        Run java = finish(start(Impl.JAVA, args));
+        Run c = ToolRuns.finish(start(Impl.C, args));
+        Run java = ToolRuns.finish(start(Impl.JAVA, args));
         assertThat(c.status()).as("%s", c).isEqualTo(8);
         assertThat(c.out()).as("%s", c).isEqualTo(List.of("cmatose: starting client", "cmatose: connecting",
                 REJECTED, "test complete", "return status 8"));
@@ -167,7 +143,7 @@ class CmatoseInteropDeviceTest {
         CompletableFuture<Run> server = start(serverImpl, s);
         awaitListening(port, server);
         Run client = client(clientImpl, server, c);
-        return new Pair(finish(server), client);
+        return new Pair(ToolRuns.finish(server), client);
     }
 
     /**
@@ -208,7 +184,7 @@ class CmatoseInteropDeviceTest {
     private Run client(Impl impl, CompletableFuture<Run> server, List<String> args) throws Exception {
         long deadline = System.nanoTime() + DEADLINE.toNanos();
         for (;;) {
-            Run r = finish(start(impl, args));
+            Run r = ToolRuns.finish(start(impl, args));
             if (r.status() != 8 || !r.out().contains(REJECTED)) {
                 return r;
             }
@@ -220,49 +196,6 @@ class CmatoseInteropDeviceTest {
     }
 
     private CompletableFuture<Run> start(Impl impl, List<String> args) throws IOException {
-        String who = (impl == Impl.JAVA ? "rdma4j ucmatose " : "ucmatose ") + String.join(" ", args);
-        long t0 = System.nanoTime();
-        if (impl == Impl.JAVA) {
-            List<String> full = new ArrayList<>(List.of("ucmatose"));
-            full.addAll(args);
-            return CompletableFuture.supplyAsync(() -> {
-                StringWriter out = new StringWriter();
-                StringWriter err = new StringWriter();
-                int status = Main.commandLine().setOut(new PrintWriter(out, true))
-                        .setErr(new PrintWriter(err, true)).execute(full.toArray(String[]::new));
-                return timed(new Run(who, status, out.toString().lines().toList(), err.toString()), t0);
-            }, JAVA_RUNS);
-        }
-        List<String> cmd = new ArrayList<>(List.of("ucmatose"));
-        cmd.addAll(args);
-        Path out = Files.createTempFile(dir, "out", ".txt");
-        Path err = Files.createTempFile(dir, "err", ".txt");
-        Process p = new ProcessBuilder(cmd).redirectOutput(out.toFile()).redirectError(err.toFile()).start();
-        return p.onExit().thenApply(done -> {
-            try {
-                return timed(new Run(who, done.exitValue(), Files.readAllLines(out), Files.readString(err)), t0);
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
-        }).orTimeout(DEADLINE.toSeconds(), TimeUnit.SECONDS).whenComplete((r, e) -> {
-            if (e != null) {
-                p.destroyForcibly();
-            }
-        });
-    }
-
-    /** Logs how long a run took (the guest is slow: this shows where the time goes). */
-    private static Run timed(Run r, long t0) {
-        System.out.printf("%s: exit %d after %d ms%n", r.who(), r.status(), (System.nanoTime() - t0) / 1_000_000);
-        return r;
-    }
-
-    private static Run finish(CompletableFuture<Run> run) throws Exception {
-        try {
-            return run.get(DEADLINE.toSeconds() + 10, TimeUnit.SECONDS);
-        } catch (TimeoutException e) {
-            run.cancel(true);
-            return fail("no result within " + DEADLINE);
-        }
+        return ToolRuns.tool(dir, impl == Impl.JAVA, "ucmatose", args, new StringWriter());
     }
 }

@@ -3,9 +3,9 @@ package dev.rdma4j.tools.datagram;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
 
-import dev.rdma4j.tools.Main;
+import dev.rdma4j.tools.ToolRuns;
+import dev.rdma4j.tools.ToolRuns.Run;
 import java.io.IOException;
-import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -14,12 +14,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.BooleanSupplier;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -42,26 +39,13 @@ import org.junit.jupiter.api.io.TempDir;
  */
 @Tag("device")
 class DatagramInteropDeviceTest {
-    private static final Duration DEADLINE = Duration.ofSeconds(180);
+    private static final Duration DEADLINE = ToolRuns.DEADLINE;
     private static final String NOBODY_LISTENS = "udaddy: event: RDMA_CM_EVENT_UNREACHABLE, error: 1";
-    private static final ExecutorService JAVA_RUNS = Executors.newCachedThreadPool(r -> {
-        Thread t = new Thread(r, "datagram-java");
-        t.setDaemon(true);
-        return t;
-    });
     private static String addr;
     private static int groups;
 
     @TempDir
     Path dir;
-
-    /** One tool's run. */
-    record Run(String who, int status, List<String> out, String err) {
-        @Override
-        public String toString() {
-            return who + " exited " + status + "\n--- stdout\n" + String.join("\n", out) + "\n--- stderr\n" + err;
-        }
-    }
 
     private enum Impl {
         JAVA, C
@@ -73,11 +57,6 @@ class DatagramInteropDeviceTest {
             addr = ctx.bestRoceGid(1).gid().ipv4().orElseThrow(() -> new AssertionError("the device has no IPv4 GID"))
                     .getHostAddress();
         }
-    }
-
-    @AfterAll
-    static void stop() {
-        JAVA_RUNS.shutdownNow();
     }
 
     // ------------------------------------------------------------------ udaddy
@@ -118,7 +97,7 @@ class DatagramInteropDeviceTest {
         long deadline = System.nanoTime() + DEADLINE.toNanos();
         Run client;
         for (;;) {
-            client = finish(start(clientImpl, "udaddy", clientArgs));
+            client = ToolRuns.finish(start(clientImpl, "udaddy", clientArgs));
             if (!client.out().contains(NOBODY_LISTENS)) {
                 break;
             }
@@ -130,7 +109,7 @@ class DatagramInteropDeviceTest {
             }
             TimeUnit.MILLISECONDS.sleep(100); // retry interval only
         }
-        Run s = finish(server);
+        Run s = ToolRuns.finish(server);
         assertThat(s.status()).as("%s", s).isZero();
         assertThat(client.status()).as("%s", client).isZero();
         return List.of(s, client);
@@ -202,17 +181,17 @@ class DatagramInteropDeviceTest {
         await(() -> (receiverImpl == Impl.JAVA ? live.toString().contains("mckey: joined")
                 : read(Path.of("/proc/net/igmp")).contains(igmp)) || receiver.isDone(),
                 "the receiver's join of " + group);
-        Run sender = finish(start(senderImpl, "mckey", senderArgs));
+        Run sender = ToolRuns.finish(start(senderImpl, "mckey", senderArgs));
         for (int attempt = 2; senderImpl == Impl.C && attempt <= 20 && sender.status() == 0; attempt++) {
             try {
                 receiver.get(5, TimeUnit.SECONDS);
                 break;
             } catch (TimeoutException stillWaiting) {
                 System.out.printf("the receiver is still waiting: C sender, attempt %d%n", attempt);
-                sender = finish(start(senderImpl, "mckey", senderArgs));
+                sender = ToolRuns.finish(start(senderImpl, "mckey", senderArgs));
             }
         }
-        Run r = finish(receiver);
+        Run r = ToolRuns.finish(receiver);
         assertThat(r.status()).as("%s", r).isZero();
         assertThat(sender.status()).as("%s", sender).isZero();
         return List.of(r, sender);
@@ -250,50 +229,8 @@ class DatagramInteropDeviceTest {
         return start(impl, tool, args, new StringWriter());
     }
 
-    /** Starts a run; a Java run writes its stdout to {@code out} as it goes. */
     private CompletableFuture<Run> start(Impl impl, String tool, List<String> args, StringWriter out)
             throws IOException {
-        String who = (impl == Impl.JAVA ? "rdma4j " + tool + " " : tool + " ") + String.join(" ", args);
-        long t0 = System.nanoTime();
-        if (impl == Impl.JAVA) {
-            List<String> full = new ArrayList<>(List.of(tool));
-            full.addAll(args);
-            return CompletableFuture.supplyAsync(() -> {
-                StringWriter err = new StringWriter();
-                int status = Main.commandLine().setOut(new PrintWriter(out, true))
-                        .setErr(new PrintWriter(err, true)).execute(full.toArray(String[]::new));
-                return timed(new Run(who, status, out.toString().lines().toList(), err.toString()), t0);
-            }, JAVA_RUNS);
-        }
-        List<String> cmd = new ArrayList<>(List.of(tool));
-        cmd.addAll(args);
-        Path stdout = Files.createTempFile(dir, "out", ".txt");
-        Path err = Files.createTempFile(dir, "err", ".txt");
-        Process p = new ProcessBuilder(cmd).redirectOutput(stdout.toFile()).redirectError(err.toFile()).start();
-        return p.onExit().thenApply(done -> {
-            try {
-                return timed(new Run(who, done.exitValue(), Files.readAllLines(stdout), Files.readString(err)), t0);
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
-        }).orTimeout(DEADLINE.toSeconds(), TimeUnit.SECONDS).whenComplete((r, e) -> {
-            if (e != null) {
-                p.destroyForcibly();
-            }
-        });
-    }
-
-    private static Run timed(Run r, long t0) {
-        System.out.printf("%s: exit %d after %d ms%n", r.who(), r.status(), (System.nanoTime() - t0) / 1_000_000);
-        return r;
-    }
-
-    private static Run finish(CompletableFuture<Run> run) throws Exception {
-        try {
-            return run.get(DEADLINE.toSeconds() + 10, TimeUnit.SECONDS);
-        } catch (TimeoutException e) {
-            run.cancel(true);
-            return fail("no result within " + DEADLINE);
-        }
+        return ToolRuns.tool(dir, impl == Impl.JAVA, tool, args, out);
     }
 }
