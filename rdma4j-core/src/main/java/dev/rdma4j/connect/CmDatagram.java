@@ -19,6 +19,8 @@ import java.lang.foreign.MemorySegment;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -83,16 +85,18 @@ public final class CmDatagram implements AutoCloseable {
     private final Map<Long, MulticastGroup> groups = new ConcurrentHashMap<>();
     private final AtomicLong tokens = new AtomicLong();
     private volatile QueuePair queuePair;
+    /** Set once the queue pair's destruction ({@code rdma_destroy_qp}, through its close) has returned. */
+    private volatile boolean queuePairDestroyed;
     private volatile Context context;
     private volatile UdDestination peer;
     private volatile byte[] peerPrivateData = new byte[0];
-    // active side only
-    private ConnectionSetup setup;
+    // active side only: written by the caller before rdma_resolve_addr, read on the engine thread
+    private volatile ConnectionSetup setup;
     /** What {@code rdma_connect} sends; null for {@link #openAsync}, which resolves the address only. */
-    private byte[] myPrivateData;
-    private int resolveTimeoutMs;
-    private long deadlineNanos;
-    private Duration timeout;
+    private volatile byte[] myPrivateData;
+    private volatile int resolveTimeoutMs;
+    private volatile long deadlineNanos;
+    private volatile Duration timeout;
     private volatile ScheduledFuture<?> deadline;
     private volatile String stage = "address resolution (rdma_resolve_addr)";
 
@@ -246,10 +250,40 @@ public final class CmDatagram implements AutoCloseable {
 
             @Override
             public void destroy(MemorySegment qp) throws VerbsException {
-                id.runWhileClosing("rdma_destroy_qp", RdmaCm::destroyQp);
+                List<MulticastGroup> left = new ArrayList<>();
+                try {
+                    id.runWhileClosing("rdma_destroy_qp", i -> {
+                        leaveAll(i, left);
+                        RdmaCm.destroyQp(i);
+                    });
+                } finally {
+                    queuePairDestroyed = true;
+                }
+                left.forEach(MulticastGroup::leftBeforeJoined); // outside the locks: futures run callbacks
             }
         }));
         Access.get().stateChanged(queuePair, QpState.RTS);
+    }
+
+    /**
+     * {@code rdma_leave_multicast} for every group not yet left, under the id's lock and the channel's event lock
+     * (no join event is then read and not yet acknowledged, which the call would wait for), before
+     * {@code rdma_destroy_qp}: librdmacm attached the queue pair to the groups of full members
+     * ({@code ibv_attach_mcast}), and the kernel refuses to destroy a queue pair that has attachments ({@code
+     * EBUSY}), which {@code rdma_destroy_qp} ignores: the queue pair would stay in the kernel, and its CQs with it.
+     */
+    private void leaveAll(MemorySegment i, List<MulticastGroup> left) {
+        for (MulticastGroup g : groups.values()) {
+            if (!g.left) {
+                g.left = true;
+                left.add(g);
+                try {
+                    RdmaCm.leaveMulticast(i, g.socketAddress());
+                } catch (NativeException e) { // e.g. a join not yet made (EADDRNOTAVAIL): nothing attached
+                    System.getLogger("dev.rdma4j.connect").log(System.Logger.Level.DEBUG, e.getMessage());
+                }
+            }
+        }
     }
 
     /**
@@ -369,22 +403,32 @@ public final class CmDatagram implements AutoCloseable {
      * @param sendOnly {@code RDMA_MC_JOIN_FLAG_SENDONLY_FULLMEMBER}: send to the group without receiving its
      *                 datagrams; else a full member ({@code RDMA_MC_JOIN_FLAG_FULLMEMBER})
      * @return completes on the engine thread with the group once joined (MULTICAST_JOIN), or exceptionally with a
-     *         {@link CmException} (MULTICAST_ERROR) or the {@link VerbsException} of the call
-     * @throws IllegalStateException    if the datagram is not ready (no queue pair yet) or closed
+     *         {@link CmException} (MULTICAST_ERROR), the {@link VerbsException} of the call, or an
+     *         {@link IllegalStateException} if the datagram closed before the join completed
+     * @throws IllegalStateException    if the datagram is not ready (no queue pair yet) or closed, or its queue pair
+     *                                  is closed
      * @throws IllegalArgumentException if {@code group} is not a multicast address
      */
     public CompletableFuture<MulticastGroup> joinMulticastAsync(InetAddress group, boolean sendOnly) {
         if (!group.isMulticastAddress()) {
             throw new IllegalArgumentException("not a multicast address: " + group.getHostAddress());
         }
-        if (queuePair == null) {
-            throw new IllegalStateException(this + ": join a multicast group once the queue pair exists");
+        QueuePair qp = queuePair;
+        if (qp == null || qp.isClosed()) {
+            throw new IllegalStateException(this + ": join a multicast group once the queue pair exists, and while it"
+                    + " is open" + (qp == null ? "" : ": the queue pair is closed"));
         }
         long token = tokens.incrementAndGet();
         MulticastGroup g = new MulticastGroup(this, new InetSocketAddress(group, 0), sendOnly);
         groups.put(token, g);
         try {
-            id.run("rdma_join_multicast_ex", i -> RdmaCm.joinMulticast(i, g.socketAddress(), sendOnly, token));
+            id.run("rdma_join_multicast_ex", i -> {
+                if (g.left) { // the queue pair closed meanwhile and left the groups: this one is not made
+                    throw new IllegalStateException(this + ": the queue pair closed during the join of "
+                            + group.getHostAddress());
+                }
+                RdmaCm.joinMulticast(i, g.socketAddress(), sendOnly, token);
+            });
         } catch (VerbsException e) {
             groups.remove(token);
             return CompletableFuture.failedFuture(e);
@@ -395,10 +439,35 @@ public final class CmDatagram implements AutoCloseable {
         return g.joined();
     }
 
-    /** {@code rdma_leave_multicast} for a group this datagram joined; its handle is closed already. */
+    /**
+     * Runs {@code c} counted as a call on the id, for what must not outlast the datagram's close: the handle a
+     * MULTICAST_JOIN makes ({@code ibv_create_ah}) on the engine thread. A close waits for it, then closes what it
+     * made; once a close began, {@link IllegalStateException}.
+     */
+    void whileOpen(String what, CmId.VoidCall c) throws VerbsException {
+        id.run(what, c);
+    }
+
+    /**
+     * {@code rdma_leave_multicast} for a group this datagram joined, unless the close of the queue pair or of the
+     * datagram left it already; its handle is closed already. The group stays known until it is left, so that a
+     * queue pair's close meanwhile leaves it ({@link #leaveAll}).
+     */
     void leave(MulticastGroup g) throws VerbsException {
-        groups.values().remove(g);
-        id.run("rdma_leave_multicast", i -> RdmaCm.leaveMulticast(i, g.socketAddress()));
+        try {
+            if (!g.left) {
+                id.run("rdma_leave_multicast", i -> {
+                    if (!g.left) {
+                        g.left = true;
+                        RdmaCm.leaveMulticast(i, g.socketAddress());
+                    }
+                });
+            }
+        } finally {
+            if (g.left) { // else refused by a close under way, whose queue pair's close (or its retry) leaves it
+                groups.values().remove(g);
+            }
+        }
     }
 
     String what() {
@@ -407,7 +476,8 @@ public final class CmDatagram implements AutoCloseable {
 
     /**
      * The queue pair (UD, in RTS once ready). The datagram owns it ({@link #close()} destroys it); an
-     * {@code AsyncQueuePair} wrapping it may close it first.
+     * {@code AsyncQueuePair} wrapping it may close it first. Its close leaves the multicast groups still joined
+     * ({@code rdma_leave_multicast}, as {@link #close()} does), and later joins are refused.
      *
      * @return the queue pair, null before it is created
      */
@@ -459,9 +529,12 @@ public final class CmDatagram implements AutoCloseable {
     }
 
     /**
-     * Closes the queue pair ({@code rdma_destroy_qp}; its outstanding requests are forgotten), the address handles
-     * this datagram made (the peer's, the groups') and the id ({@code rdma_destroy_id}, which leaves the groups still joined). Idempotent;
-     * a close racing another thread's waits for its outcome.
+     * Closes the queue pair (the groups still joined are left first, {@code rdma_leave_multicast}: the kernel does
+     * not destroy a queue pair attached to a group; then {@code rdma_destroy_qp}; its outstanding requests are
+     * forgotten), the address handles this datagram made (the peer's, the groups') and the id
+     * ({@code rdma_destroy_id}). Joins not yet complete fail with {@link IllegalStateException}; the groups' own
+     * {@link MulticastGroup#close()} then has nothing left to do. Idempotent; a close racing another thread's waits
+     * for its outcome.
      *
      * @throws IllegalStateException if a handle or the queue pair is still used by posted sends, or the queue pair
      *                               cannot be closed: the datagram then stays open, and a later close tries again
@@ -472,6 +545,13 @@ public final class CmDatagram implements AutoCloseable {
             QueuePair qp = queuePair;
             if (qp != null) {
                 qp.close(); // first: its outstanding sends (unsignaled ones too) pin the address handles
+                // a close of the queue pair on another thread marks it closed before it destroys it, and returns
+                // this close at once: its rdma_destroy_qp needs the id, which must outlive it. It takes no lock this
+                // thread may hold (the queue pair's post and poll locks, the channel's event lock, the id's)
+                int spins = 0;
+                while (!queuePairDestroyed) {
+                    spins = dev.rdma4j.internal.BackOff.step(spins);
+                }
             }
             for (MulticastGroup g : groups.values()) {
                 g.closeHandle();
@@ -481,6 +561,11 @@ public final class CmDatagram implements AutoCloseable {
                 p.addressHandle().close();
             }
         });
+        // rdma_destroy_id left the groups and dropped the join events not yet read: nothing else completes those
+        for (MulticastGroup g : groups.values()) {
+            g.left = true;
+            g.closedBeforeJoined();
+        }
         groups.clear();
     }
 

@@ -2,6 +2,7 @@ package dev.rdma4j.connect;
 
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.rdma4j.AccessFlag;
@@ -28,6 +29,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
@@ -38,7 +40,8 @@ import org.junit.jupiter.api.Test;
 /**
  * rdma_cm beyond RC on the device: a UD peer resolved through a UDP listener (SIDR) with datagrams both ways, the
  * reply's address handle made from a receive ({@code ibv_create_ah_from_wc}), rejects, and multicast groups joined,
- * sent to, received from and left.
+ * sent to, received from and left; and a datagram's close against what its groups and its queue pair do meanwhile
+ * (a join pending or being handled, a full member still joined, the queue pair's own close on another thread).
  */
 @Tag("device")
 class CmDatagramDeviceTest {
@@ -325,5 +328,187 @@ class CmDatagramDeviceTest {
         sender.close();
         assertThat(out.destination().addressHandle().isClosed()).isTrue();
         assertThatThrownBy(() -> sender.joinMulticastAsync(group, false)).isInstanceOf(IllegalStateException.class);
+    }
+
+    /** Runs a task on the engine thread and waits for it: whatever the thread was handling is done. */
+    private static void awaitEngine(CompletionEngine engine) throws Exception {
+        CompletableFuture<Void> turn = new CompletableFuture<>();
+        engine.execute(() -> turn.complete(null));
+        turn.get(T, TimeUnit.SECONDS);
+    }
+
+    /** Closes a side's region, CQ and PD: the PD refuses while an address handle made on it is still open. */
+    private static void closeSide(Side s) throws Exception {
+        s.mr.close();
+        s.cq.close();
+        s.pd.close();
+    }
+
+    /**
+     * A join still pending when its datagram closed never completed: {@code rdma_destroy_id} drops the
+     * MULTICAST_JOIN event not yet read, so nothing was left to complete the future, and a caller waiting on it
+     * without a timeout hung. The engine thread is held so that the event is still unread when the datagram closes.
+     */
+    @Test
+    void aJoinStillPendingWhenTheDatagramClosesFails() throws Exception {
+        InetAddress group = InetAddress.getByName("239.7.8." + (1 + ThreadLocalRandom.current().nextInt(250)));
+        CompletionEngine engine = closing(CompletionEngine.builder().mode(PollingMode.EVENT).build());
+        CmEventChannel channel = closing(CmEventChannel.create(engine));
+        Side side = new Side();
+        CmDatagram d = closing(CmDatagram.openAsync(channel, new InetSocketAddress(CmPair.deviceAddress(), 0), group,
+                setup(side, 4), RESOLVE, WHOLE).get(T, TimeUnit.SECONDS));
+        CountDownLatch held = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        engine.execute(() -> {
+            held.countDown();
+            try {
+                release.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        CompletableFuture<MulticastGroup> join;
+        try {
+            held.await();
+            join = d.joinMulticastAsync(group, false);
+            d.close();
+        } finally {
+            release.countDown();
+        }
+        assertThat(join).as("the join's future once its datagram is closed").isDone();
+        assertThatThrownBy(() -> join.get(T, TimeUnit.SECONDS)).isInstanceOf(ExecutionException.class).cause()
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
+        awaitEngine(engine);
+        closeSide(side);
+        channel.close();
+    }
+
+    /**
+     * A MULTICAST_JOIN handled on the engine thread while another thread closed the datagram made the group's
+     * address handle after the close had closed the groups' handles: it stayed open, and the PD could not close.
+     * Now the handle is made as a counted call on the id: a close waits for it and closes it, or refuses it. Many
+     * rounds of a join and a close at once, some microseconds apart; each round's PD must close.
+     */
+    @Test
+    void aJoinHandledAsItsDatagramClosesLeavesNoAddressHandleOpen() throws Exception {
+        InetAddress device = CmPair.deviceAddress();
+        CompletionEngine engine = closing(CompletionEngine.builder().mode(PollingMode.EVENT).build());
+        CmEventChannel channel = closing(CmEventChannel.create(engine));
+        ThreadLocalRandom random = ThreadLocalRandom.current();
+        int joined = 0;
+        int refused = 0;
+        for (int round = 0; round < 60; round++) {
+            Side side = new Side();
+            List<InetAddress> groups = new ArrayList<>();
+            for (int g = 0; g < 4; g++) {
+                groups.add(InetAddress.getByName("239.7.9." + (1 + random.nextInt(250))));
+            }
+            CmDatagram d = CmDatagram.openAsync(channel, new InetSocketAddress(device, 0), groups.get(0),
+                    setup(side, 0), RESOLVE, WHOLE).get(T, TimeUnit.SECONDS);
+            List<CompletableFuture<MulticastGroup>> joins = new ArrayList<>();
+            for (InetAddress g : groups) {
+                joins.add(d.joinMulticastAsync(g, random.nextBoolean()));
+            }
+            long until = System.nanoTime() + random.nextLong(2_000_000); // up to 2 ms: the events' arrival
+            while (System.nanoTime() < until) {
+                Thread.onSpinWait();
+            }
+            d.close();
+            awaitEngine(engine); // an event read before the close is handled by now
+            for (CompletableFuture<MulticastGroup> j : joins) {
+                assertThat(j).as("round %d: a join's future once its datagram is closed", round).isDone();
+                if (j.isCompletedExceptionally()) {
+                    refused++;
+                    assertThatThrownBy(j::join).cause().isInstanceOf(IllegalStateException.class);
+                } else {
+                    joined++;
+                    assertThat(j.join().destination().addressHandle().isClosed())
+                            .as("round %d: a joined group's handle after its datagram closed", round).isTrue();
+                }
+            }
+            closeSide(side); // refused if an address handle made on the PD were still open
+        }
+        System.out.printf("join and close at once: %d joined first, %d refused%n", joined, refused);
+        channel.close();
+    }
+
+    /**
+     * librdmacm attaches a full member's queue pair to the group ({@code ibv_attach_mcast}), and the kernel refuses
+     * to destroy a queue pair that has attachments ({@code EBUSY}), which {@code rdma_destroy_qp} ignores: a datagram
+     * closed with such a group still joined, or whose queue pair was closed directly, left its queue pair in the
+     * kernel, and the CQ and PD under it could not be destroyed. The queue pair's close now leaves the groups first;
+     * the group's own close after it has nothing left to do.
+     */
+    @Test
+    void aQueuePairClosedWithAFullMembersGroupStillJoinedIsDestroyed() throws Exception {
+        InetAddress device = CmPair.deviceAddress();
+        CompletionEngine engine = closing(CompletionEngine.builder().mode(PollingMode.EVENT).build());
+        CmEventChannel channel = closing(CmEventChannel.create(engine));
+        for (String how : new String[] {"the datagram's close", "the queue pair's own close"}) {
+            InetAddress group = InetAddress.getByName("239.7.10." + (1 + ThreadLocalRandom.current().nextInt(250)));
+            Side side = new Side();
+            CmDatagram d = CmDatagram.openAsync(channel, new InetSocketAddress(device, 0), group, setup(side, 4),
+                    RESOLVE, WHOLE).get(T, TimeUnit.SECONDS);
+            MulticastGroup full = d.joinMulticastAsync(group, false).get(T, TimeUnit.SECONDS);
+            boolean direct = how.equals("the queue pair's own close");
+            if (direct) {
+                d.queuePair().close();
+            } else {
+                d.close();
+            }
+            side.mr.close();
+            assertThatCode(side.cq::close).as("the CQ after %s", how).doesNotThrowAnyException();
+            if (direct) {
+                assertThatThrownBy(() -> d.joinMulticastAsync(group, false)).as(how)
+                        .isInstanceOf(IllegalStateException.class).hasMessageContaining("queue pair");
+                assertThatCode(full::close).as("leaving after %s", how).doesNotThrowAnyException();
+                d.close();
+            } else {
+                assertThatCode(full::close).as("leaving after %s", how).doesNotThrowAnyException();
+            }
+            assertThatThrownBy(full::destination).isInstanceOf(IllegalStateException.class);
+            side.pd.close();
+        }
+        channel.close();
+    }
+
+    /**
+     * Found by {@link CmDatagramMisuseDeviceTest}: a datagram's close racing a close of its queue pair on another
+     * thread. The queue pair's close marks it closed before it destroys it, so the datagram's close found it closed,
+     * went on and destroyed the id; the other thread's {@code rdma_destroy_qp} then found the id destroyed and
+     * failed: the queue pair stayed in the kernel, its posted receives pinned the region, its CQ could not be
+     * destroyed. The datagram's close now waits for that destruction before destroying the id. Rounds of both closes
+     * at once; each round's region, CQ and PD must close.
+     */
+    @Test
+    void aDatagramsCloseRacingItsQueuePairsCloseDestroysTheQueuePair() throws Exception {
+        InetAddress device = CmPair.deviceAddress();
+        InetAddress group = InetAddress.getByName("239.7.11." + (1 + ThreadLocalRandom.current().nextInt(250)));
+        CompletionEngine engine = closing(CompletionEngine.builder().mode(PollingMode.EVENT).build());
+        CmEventChannel channel = closing(CmEventChannel.create(engine));
+        for (int round = 0; round < 100; round++) {
+            Side side = new Side();
+            CmDatagram d = CmDatagram.openAsync(channel, new InetSocketAddress(device, 0), group, setup(side, 4),
+                    RESOLVE, WHOLE).get(T, TimeUnit.SECONDS);
+            QueuePair qp = d.queuePair();
+            CountDownLatch go = new CountDownLatch(1);
+            CompletableFuture<String> direct = new CompletableFuture<>();
+            Thread other = Thread.ofPlatform().start(() -> {
+                try {
+                    go.await();
+                    qp.close();
+                    direct.complete("closed");
+                } catch (IllegalStateException | InterruptedException e) {
+                    direct.complete(e.toString());
+                }
+            });
+            go.countDown();
+            d.close();
+            other.join(TimeUnit.SECONDS.toMillis(T));
+            assertThat(direct).as("round %d: the queue pair's own close", round).isCompletedWithValue("closed");
+            assertThatCode(() -> closeSide(side)).as("round %d: the region, CQ and PD", round)
+                    .doesNotThrowAnyException();
+        }
+        channel.close();
     }
 }

@@ -393,31 +393,14 @@ public final class RdmaCm {
                 throw Native.fail("rdma_get_cm_event", e, null);
             }
             MemorySegment ev = out.get(ADDRESS, 0).reinterpret(RDMA_CM_EVENT.byteSize());
-            MemoryLayout l = RDMA_CM_EVENT;
-            // private_data and its length are at the same offsets in both members of the union
-            int len = Byte.toUnsignedInt(ev.get(JAVA_BYTE, CLayouts.offset(l, "param", "conn", "private_data_len")));
-            MemorySegment data = ev.get(ADDRESS, CLayouts.offset(l, "param", "conn", "private_data"));
-            byte[] pdata = len == 0 || data.address() == 0 ? new byte[0]
-                    : data.reinterpret(len).toArray(JAVA_BYTE);
-            int type = ev.get(JAVA_INT, CLayouts.offset(l, "event"));
-            long idAddress = ev.get(ValueLayout.JAVA_LONG, CLayouts.offset(l, "id"));
-            long listenId = ev.get(ValueLayout.JAVA_LONG, CLayouts.offset(l, "listen_id"));
-            int status = ev.get(JAVA_INT, CLayouts.offset(l, "status"));
             Event e;
-            if (type == CEnums.RDMA_CM_EVENT_MULTICAST_JOIN || type == CEnums.RDMA_CM_EVENT_MULTICAST_ERROR
-                    || type == CEnums.RDMA_CM_EVENT_ESTABLISHED) {
-                boolean join = type != CEnums.RDMA_CM_EVENT_ESTABLISHED; // a join's private_data is its context
-                long ah = CLayouts.offset(l, "param", "ud", "ah_attr");
-                e = new Event(idAddress, listenId, type, status, join ? new byte[0] : pdata,
-                        ev.asSlice(ah, Structs.IBV_AH_ATTR.byteSize()).toArray(JAVA_BYTE),
-                        ev.get(JAVA_INT, CLayouts.offset(l, "param", "ud", "qp_num")),
-                        ev.get(JAVA_INT, CLayouts.offset(l, "param", "ud", "qkey")), join ? data.address() : 0);
-            } else {
-                e = new Event(idAddress, listenId, type, status, pdata);
-            }
-            int ack = (int) H.ACK_CM_EVENT.invokeExact(errno, ev);
-            if (ack != 0) {
-                throw Native.fail("rdma_ack_cm_event", Native.errorCode(ack, Native.errno(errno)), null);
+            try {
+                e = copy(ev);
+            } finally { // acknowledged whatever the copy did: rdma_destroy_id and rdma_leave_multicast wait for it
+                int ack = (int) H.ACK_CM_EVENT.invokeExact(errno, ev);
+                if (ack != 0) {
+                    throw Native.fail("rdma_ack_cm_event", Native.errorCode(ack, Native.errno(errno)), null);
+                }
             }
             return e;
         } catch (NativeException | RuntimeException | Error e) {
@@ -425,6 +408,38 @@ public final class RdmaCm {
         } catch (Throwable t) {
             throw Native.rethrow(t);
         }
+    }
+
+    /** The Java copy of a {@code struct rdma_cm_event}, before it is acknowledged. */
+    private static Event copy(MemorySegment ev) {
+        MemoryLayout l = RDMA_CM_EVENT;
+        int type = ev.get(JAVA_INT, CLayouts.offset(l, "event"));
+        long idAddress = ev.get(ValueLayout.JAVA_LONG, CLayouts.offset(l, "id"));
+        long listenId = ev.get(ValueLayout.JAVA_LONG, CLayouts.offset(l, "listen_id"));
+        int status = ev.get(JAVA_INT, CLayouts.offset(l, "status"));
+        // private_data and its length are at the same offsets in both members of the union
+        MemorySegment data = ev.get(ADDRESS, CLayouts.offset(l, "param", "conn", "private_data"));
+        boolean join = type == CEnums.RDMA_CM_EVENT_MULTICAST_JOIN || type == CEnums.RDMA_CM_EVENT_MULTICAST_ERROR;
+        if (join) { // private_data is the join's context (rdma4j's token), never memory to read
+            return new Event(idAddress, listenId, type, status, new byte[0], ahAttr(ev), udInt(ev, "qp_num"),
+                    udInt(ev, "qkey"), data.address());
+        }
+        int len = Byte.toUnsignedInt(ev.get(JAVA_BYTE, CLayouts.offset(l, "param", "conn", "private_data_len")));
+        byte[] pdata = len == 0 || data.address() == 0 ? new byte[0] : data.reinterpret(len).toArray(JAVA_BYTE);
+        if (type == CEnums.RDMA_CM_EVENT_ESTABLISHED) { // a UD id's carries rdma_ud_param (unused for RC)
+            return new Event(idAddress, listenId, type, status, pdata, ahAttr(ev), udInt(ev, "qp_num"),
+                    udInt(ev, "qkey"), 0);
+        }
+        return new Event(idAddress, listenId, type, status, pdata);
+    }
+
+    private static byte[] ahAttr(MemorySegment ev) {
+        long ah = CLayouts.offset(RDMA_CM_EVENT, "param", "ud", "ah_attr");
+        return ev.asSlice(ah, Structs.IBV_AH_ATTR.byteSize()).toArray(JAVA_BYTE);
+    }
+
+    private static int udInt(MemorySegment ev, String member) {
+        return ev.get(JAVA_INT, CLayouts.offset(RDMA_CM_EVENT, "param", "ud", member));
     }
 
     /**
