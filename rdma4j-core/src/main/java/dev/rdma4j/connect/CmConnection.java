@@ -56,6 +56,8 @@ public final class CmConnection implements AutoCloseable {
     private final java.util.concurrent.CopyOnWriteArrayList<java.util.function.Consumer<CmEvent>> listeners =
             new java.util.concurrent.CopyOnWriteArrayList<>();
     private volatile QueuePair queuePair;
+    /** Set once the queue pair's destruction ({@code rdma_destroy_qp}, through its close) has returned. */
+    private volatile boolean queuePairDestroyed;
     private volatile Context context;
     private volatile byte[] peerPrivateData = new byte[0];
     // active side only
@@ -303,7 +305,11 @@ public final class CmConnection implements AutoCloseable {
             @Override
             public void destroy(MemorySegment qp) throws VerbsException {
                 // the id outlives its queue pair: close() closes the QP before rdma_destroy_id
-                id.runWhileClosing("rdma_destroy_qp", RdmaCm::destroyQp);
+                try {
+                    id.runWhileClosing("rdma_destroy_qp", RdmaCm::destroyQp);
+                } finally {
+                    queuePairDestroyed = true;
+                }
             }
         }));
         Access.get().stateChanged(queuePair, QpState.INIT);
@@ -522,6 +528,13 @@ public final class CmConnection implements AutoCloseable {
                 QueuePair qp = queuePair;
                 if (qp != null) {
                     qp.close();
+                    // a close of the queue pair on another thread marks it closed before it destroys it, and returns
+                    // this close at once: its rdma_destroy_qp needs the id, which must outlive it. It takes no lock
+                    // this thread may hold (the queue pair's post and poll locks, the channel's event lock, the id's)
+                    int spins = 0;
+                    while (!queuePairDestroyed) {
+                        spins = dev.rdma4j.internal.BackOff.step(spins);
+                    }
                 }
             });
         } finally {

@@ -84,4 +84,37 @@ class CmFindingsDeviceTest {
                             e -> assertThat(e.privateData()).isEqualTo(most));
         }
     }
+
+    /**
+     * A connection's close racing a direct close of its queue pair on another thread: the queue pair's close marks it
+     * closed before destroying it, so the connection's close found it closed, returned at once and destroyed the id,
+     * and the other thread's {@code rdma_destroy_qp} was then refused ("after close(): its rdma_cm id is destroyed"),
+     * leaving the queue pair in the kernel and its CQ busy (found for {@code CmDatagram} by its misuse fuzzer).
+     */
+    @Test
+    void aConnectionsCloseRacingItsQueuePairsCloseDestroysTheQueuePair() throws Exception {
+        try (CmPair pair = new CmPair()) {
+            for (int round = 0; round < 40; round++) {
+                CmConnection[] cs = pair.connect();
+                dev.rdma4j.QueuePair qp = cs[0].queuePair();
+                java.util.concurrent.CountDownLatch go = new java.util.concurrent.CountDownLatch(1);
+                CompletableFuture<String> direct = new CompletableFuture<>();
+                Thread other = Thread.ofPlatform().start(() -> {
+                    try {
+                        go.await();
+                        qp.close();
+                        direct.complete("closed");
+                    } catch (IllegalStateException | InterruptedException e) {
+                        direct.complete(e.toString());
+                    }
+                });
+                go.countDown();
+                cs[0].close();
+                other.join(TimeUnit.SECONDS.toMillis(T));
+                assertThat(direct).as("round %d: the queue pair's own close", round).isCompletedWithValue("closed");
+                assertThat(qp.isClosed()).isTrue();
+                cs[1].close();
+            }
+        } // closes the CQs and PDs: refused if a queue pair stayed in the kernel
+    }
 }
