@@ -15,6 +15,7 @@ public final class WorkRequestTimeoutException extends IOException {
     private static final long serialVersionUID = 1L;
 
     private final transient Duration timeout;
+    /** Whether the request was posted (serialized: the Javadoc tool documents it in the serialized form). */
     private final boolean posted;
 
     /**
