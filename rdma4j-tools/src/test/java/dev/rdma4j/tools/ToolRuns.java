@@ -12,7 +12,9 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
+import java.nio.charset.StandardCharsets;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -177,5 +179,38 @@ public final class ToolRuns {
 
     public static String value(List<String> opts, String flag) {
         return opts.get(opts.indexOf(flag) + 1);
+    }
+    /**
+     * Waits until an rdma_cm id listens on {@code port}, as the kernel reports it ({@code rdma -j resource show
+     * cm_id}, in either port space); between looks it waits for the server to end, which fails the test.
+     */
+    public static void awaitCmListening(int port, CompletableFuture<Run> server) throws Exception {
+        Pattern listening = Pattern.compile("\"state\":\"LISTEN\"[^}]*\"src-addr\":\"[^\"]*:" + port + "\"");
+        long deadline = System.nanoTime() + DEADLINE.toNanos();
+        for (;;) {
+            Process p = new ProcessBuilder("rdma", "-j", "resource", "show", "cm_id").redirectErrorStream(true)
+                    .start();
+            String shown = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            assertThat(p.waitFor()).as("rdma resource show cm_id: %s", shown).isZero();
+            if (listening.matcher(shown).find()) {
+                return;
+            }
+            if (System.nanoTime() > deadline) {
+                fail("nothing listens on port " + port + " after " + DEADLINE + ": " + shown);
+            }
+            serverEndsWithin(server, 20);
+        }
+    }
+
+    /** Fails the test if the server ends within {@code ms} milliseconds; else returns after them. */
+    public static void serverEndsWithin(CompletableFuture<Run> server, long ms) throws Exception {
+        try {
+            Run r = server.get(ms, TimeUnit.MILLISECONDS);
+            fail("the server ended before its client ran: " + r);
+        } catch (TimeoutException stillRunning) {
+            // as it should be
+        } catch (ExecutionException e) {
+            throw new AssertionError("the server's run failed", e.getCause());
+        }
     }
 }

@@ -7,16 +7,11 @@ import dev.rdma4j.tools.ToolRuns;
 import dev.rdma4j.tools.ToolRuns.Run;
 import java.io.IOException;
 import java.io.StringWriter;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -141,43 +136,9 @@ class CmatoseInteropDeviceTest {
         c.addAll(List.of("-p", Integer.toString(port)));
         c.addAll(common);
         CompletableFuture<Run> server = start(serverImpl, s);
-        awaitListening(port, server);
+        ToolRuns.awaitCmListening(port, server);
         Run client = client(clientImpl, server, c);
         return new Pair(ToolRuns.finish(server), client);
-    }
-
-    /**
-     * Waits until an rdma_cm id listens on {@code port}, as the kernel reports it ({@code rdma -j resource show
-     * cm_id}); between looks it waits for the server to end, which fails the test.
-     */
-    private static void awaitListening(int port, CompletableFuture<Run> server) throws Exception {
-        Pattern listening = Pattern.compile("\"state\":\"LISTEN\"[^}]*\"src-addr\":\"[^\"]*:" + port + "\"");
-        long deadline = System.nanoTime() + DEADLINE.toNanos();
-        for (;;) {
-            Process p = new ProcessBuilder("rdma", "-j", "resource", "show", "cm_id").redirectErrorStream(true)
-                    .start();
-            String shown = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-            assertThat(p.waitFor()).as("rdma resource show cm_id: %s", shown).isZero();
-            if (listening.matcher(shown).find()) {
-                return;
-            }
-            if (System.nanoTime() > deadline) {
-                fail("nothing listens on port " + port + " after " + DEADLINE + ": " + shown);
-            }
-            serverEndsWithin(server, 20);
-        }
-    }
-
-    /** Fails the test if the server ends within {@code ms} milliseconds; else returns after them. */
-    private static void serverEndsWithin(CompletableFuture<Run> server, long ms) throws Exception {
-        try {
-            Run r = server.get(ms, TimeUnit.MILLISECONDS);
-            fail("the server ended before its client ran: " + r);
-        } catch (TimeoutException stillRunning) {
-            // as it should be
-        } catch (ExecutionException e) {
-            throw new AssertionError("the server's run failed", e.getCause());
-        }
     }
 
     /** Runs the client until it gets past rdma_cm's reject of a port nobody listens on yet. */
@@ -191,7 +152,7 @@ class CmatoseInteropDeviceTest {
             if (System.nanoTime() > deadline) {
                 fail("the client is still rejected after " + DEADLINE + ": " + r);
             }
-            serverEndsWithin(server, 50);
+            ToolRuns.serverEndsWithin(server, 50);
         }
     }
 
