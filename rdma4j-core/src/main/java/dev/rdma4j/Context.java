@@ -406,6 +406,12 @@ public final class Context extends NativeResource {
     }
 
     private void deliver(AsyncEvent e) {
+        if (dev.rdma4j.internal.jfr.Flight.on) {
+            Object element = e.queuePair() != null ? e.queuePair() : e.completionQueue() != null ? e.completionQueue()
+                    : e.sharedReceiveQueue() != null ? e.sharedReceiveQueue() : e.port() != 0 ? "port " + e.port()
+                    : device.name();
+            dev.rdma4j.internal.jfr.Flight.asyncEvent(device.name(), e.type().name(), String.valueOf(element));
+        }
         if (e.queuePair() != null) {
             e.queuePair().dispatch(e);
         }

@@ -49,6 +49,8 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
     private final EngineTurn turn;
     private final Dispatcher dispatcher;
     private final CallerWaits waits;
+    /** Async events read by {@link #watchAsyncEvents}'s handlers (on the engine thread). */
+    private long asyncEvents;
     private final EngineQueues queues;
 
     private CompletionEngine(Builder b) throws VerbsException {
@@ -233,7 +235,7 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
      *         externally driven and never turned
      */
     public void watchAsyncEvents(Context ctx) {
-        watch(ctx.asyncEventFd(), ctx::processAsyncEvents);
+        watch(ctx.asyncEventFd(), () -> asyncEvents += ctx.processAsyncEvents());
     }
 
     /**
@@ -526,6 +528,17 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
      */
     public long callbackFailures() {
         return dispatcher.callbackFailures();
+    }
+
+    /**
+     * The engine's counters so far: turns, completions (by its thread and by waiting callers), failed completions,
+     * async events, wake-ups, callbacks that threw. Cheap; does not wait for the engine.
+     *
+     * @return a snapshot (its numbers may lag the engine's latest turn)
+     */
+    public EngineCounters counters() {
+        return new EngineCounters(turn.turnsDone(), dispatcher.completions(), waits.dispatched(),
+                dispatcher.failedCompletions(), asyncEvents, turn.wakeWrites(), waits.wakeUps(), callbackFailures());
     }
 
     void callbackFailed(String what, RuntimeException e) {

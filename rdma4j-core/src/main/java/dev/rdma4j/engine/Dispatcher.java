@@ -1,9 +1,12 @@
 package dev.rdma4j.engine;
 
 import dev.rdma4j.VerbsException;
+import dev.rdma4j.WcStatus;
+import dev.rdma4j.WorkCompletion;
 import dev.rdma4j.WorkCompletions;
 import dev.rdma4j.internal.access.Access;
 import dev.rdma4j.internal.EngineThreads;
+import dev.rdma4j.internal.jfr.Flight;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.LongAdder;
@@ -28,6 +31,11 @@ final class Dispatcher {
     private final WorkCompletions wcs;
     private final List<AsyncQueuePair> queuePairs = new CopyOnWriteArrayList<>();
     private final LongAdder callbackFailures = new LongAdder();
+    /** Completions the engine's thread dispatched, and those of them that failed (its own fields). */
+    private long completions;
+    private long failedCompletions;
+    /** Failed completions waiting callers dispatched (several may at once, each under its queue's lock; rare). */
+    private final LongAdder failedByCallers = new LongAdder();
     /** What a {@link CompletionHandler} is given: one view, pointed at each completion in turn. */
     private CompletionView view;
 
@@ -68,7 +76,12 @@ final class Dispatcher {
         } catch (IllegalStateException closedMeanwhile) {
             return -1; // pruned by the turn
         }
+        completions += n;
         for (int i = 0; i < n; i++) {
+            if (!wcs.isSuccess(i)) {
+                failedCompletions++;
+                failed(wcs, i);
+            }
             // routed by the queue pair the core recorded for the request, never by the caller's wr_id
             if (ACCESS.driver(wcs, i) instanceof AsyncQueuePair.Driver owner) {
                 owner.outcomes().complete(wcs.wrId(i), wcs, i); // false: a request failed meanwhile (reset)
@@ -102,6 +115,10 @@ final class Dispatcher {
             String engineThread = EngineThreads.markCurrent(name); // continuations must not block
             try {
                 for (int i = 0; i < n; i++) {
+                    if (!w.isSuccess(i)) {
+                        failedByCallers.increment();
+                        failed(w, i);
+                    }
                     if (ACCESS.driver(w, i) instanceof AsyncQueuePair.Driver owner) {
                         owner.outcomes().complete(w.wrId(i), w, i);
                     } else if (d.fallback != null) {
@@ -117,6 +134,25 @@ final class Dispatcher {
             }
         }
         return n;
+    }
+
+    /** Completion {@code i} failed: a JFR event when a recording asks for it (before its owner sees it). */
+    private void failed(WorkCompletions w, int i) {
+        if (Flight.on) {
+            WorkCompletion c = w.get(i);
+            Flight.failedCompletion(name, c.status().name(), w.isReceive(i) ? "RECV" : c.opcode().name(),
+                    c.qpNumber(), c.vendorError(), c.status() == WcStatus.WR_FLUSH_ERR);
+        }
+    }
+
+    /** Completions the engine's thread dispatched (read racily from other threads: a snapshot may lag). */
+    long completions() {
+        return completions;
+    }
+
+    /** Completions dispatched on any thread whose status was not {@code IBV_WC_SUCCESS}. */
+    long failedCompletions() {
+        return failedCompletions + failedByCallers.sum();
     }
 
     /**

@@ -5,6 +5,7 @@ import dev.rdma4j.CompletionQueue;
 import dev.rdma4j.VerbsException;
 import dev.rdma4j.internal.access.Access;
 import dev.rdma4j.internal.ffi.Libc;
+import dev.rdma4j.internal.jfr.Flight;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
@@ -307,6 +308,7 @@ final class EngineTurn {
             }
             throw new IllegalStateException(VerbsException.of("epoll_wait", -n, null).getMessage());
         }
+        Object watched = Flight.on ? Flight.turnStarted() : null; // a JFR recording times the work, not the wait
         handleEvents(n);
         work += n + tasks.runTasks();
         backlog = false;
@@ -339,6 +341,9 @@ final class EngineTurn {
         pruneDead();
         nextWaitedPeriod(forWaiters && n == 0);
         turnsDone++;
+        if (watched != null) {
+            Flight.turnEnded(watched, dispatcher.name(), work);
+        }
         return work;
     }
 
@@ -367,6 +372,7 @@ final class EngineTurn {
      * {@code timeoutMillis}).
      */
     private int pollTurn(boolean adaptive, int timeoutMillis) {
+        Object watched = Flight.on ? Flight.turnStarted() : null;
         work = tasks.runTasks();
         for (int i = 0; i < driven.size() && running; i++) {
             drain(driven.get(i));
@@ -381,6 +387,9 @@ final class EngineTurn {
         }
         turnsDone++;
         int done = work;
+        if (watched != null) {
+            Flight.turnEnded(watched, dispatcher.name(), done);
+        }
         if (done > 0) {
             idle.reset();
         } else if (adaptive && idle.exhausted()) {

@@ -12,6 +12,7 @@ import dev.rdma4j.engine.RequestHandler;
 import dev.rdma4j.engine.WorkRequestException;
 import dev.rdma4j.net.protocol.Immediate;
 import dev.rdma4j.internal.Timeouts;
+import dev.rdma4j.internal.jfr.Flight;
 import java.io.EOFException;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
@@ -69,6 +70,11 @@ final class Inbox {
     private Outbox outbox;
     private AsyncQueuePair aq;
     private MemoryRegion recvRegion;
+    /** Whether the connection was established ({@link #start}). */
+    private volatile boolean established;
+    /** Data messages received and their bytes (where completions are dispatched, one thread at a time). */
+    private long messagesReceived;
+    private long bytesReceived;
     /** A read-only view of each receive buffer: a message's is a slice of it (one object, not two). */
     private MemorySegment[] receiveViews;
 
@@ -102,6 +108,22 @@ final class Inbox {
     /** The close is past its linger: no receive is posted again. */
     void tearDown() {
         tearingDown = true;
+    }
+
+    /** Established: the send side grants the peer this side's receives; a JFR event if a recording asks for one. */
+    void start() {
+        established = true;
+        outbox.start();
+        if (Flight.on) {
+            Flight.established(name, null, String.valueOf(connection.peerAddress()), options.exchange().name(),
+                    aq.queuePair().qpNumber());
+        }
+    }
+
+    /** The connection's counters: the send side's, and the messages taken here. */
+    ConnectionCounters counters() {
+        Outbox out = outbox;
+        return out == null ? new ConnectionCounters(0, 0, 0, 0, 0, 0, 0) : out.counters(messagesReceived, bytesReceived);
     }
 
     /** Why receiving ended, or null while it goes on. */
@@ -216,6 +238,9 @@ final class Inbox {
      */
     private void failed(Throwable e) {
         Throwable why = receiveFailure(e);
+        if (Flight.on && !(why instanceof EOFException) && !(why instanceof AsynchronousCloseException)) {
+            Flight.failed(name, String.valueOf(connection.peerAddress()), "established", why);
+        }
         end(why);
         outbox.stop(why);
     }
@@ -231,6 +256,8 @@ final class Inbox {
             return;
         }
         outbox.received(imm, false);
+        messagesReceived++;
+        bytesReceived += length;
         deliver(new Message(reposter, slot, receiveViews[slot].asSlice(0, length)));
     }
 
@@ -257,6 +284,8 @@ final class Inbox {
                 }
             };
         }
+        messagesReceived++;
+        bytesReceived += wc.byteLength();
         deliver(new Message(r, wc.wrId(), pool.buffer(wc.wrId()).asSlice(0, wc.byteLength())));
     }
 
@@ -295,6 +324,11 @@ final class Inbox {
 
     /** This side closes: the messages not taken go back, blocking receivers wake, waiting ones fail. */
     void close() {
+        if (Flight.on && established) {
+            ConnectionCounters n = counters();
+            Flight.closed(name, String.valueOf(connection.peerAddress()), connection.peerGone(), n.messagesSent(),
+                    n.messagesReceived());
+        }
         List<Message> left;
         lock.lock();
         try {

@@ -7,6 +7,7 @@ import dev.rdma4j.engine.AsyncQueuePair;
 import dev.rdma4j.engine.CompletionEngine;
 import dev.rdma4j.engine.WorkRequestException;
 import dev.rdma4j.internal.Timeouts;
+import dev.rdma4j.internal.jfr.Flight;
 import dev.rdma4j.net.protocol.Credits;
 import dev.rdma4j.net.protocol.SendSlots;
 import dev.rdma4j.net.protocol.Staging;
@@ -69,6 +70,16 @@ final class Outbox {
     private Throwable stopped;
     private MemoryRegion region;
     private AsyncQueuePair aq;
+    /** Counters (under the lock): messages and bytes copied and sent, sends that waited for a buffer, stalls. */
+    private long messagesSent;
+    private long bytesSent;
+    private long sendsQueued;
+    private long creditStalls;
+    /** Data receives posted again as the application gave their messages back: a message's buffer returned. */
+    private long buffersReturned;
+    /** Whether staged messages wait for a credit (under the lock); the JFR event of the stall, if recorded. */
+    private boolean stalled;
+    private Object stall;
     private CompletionQueue sendCq;
 
     /** A send waiting for a buffer. */
@@ -130,6 +141,7 @@ final class Outbox {
                 return result;
             }
             if (!slots.hasFree() || !pending.isEmpty()) {
+                sendsQueued++;
                 pending.add(new PendingSend(copyOf(data), result));
                 return result;
             }
@@ -167,6 +179,7 @@ final class Outbox {
                 return null; // acknowledged in the dispatcher, its failure the next call's, the close waits for it
             }
             CompletableFuture<Void> f = new CompletableFuture<>();
+            sendsQueued++;
             pending.add(new PendingSend(copyOf(data), f));
             return f;
         } finally {
@@ -185,6 +198,8 @@ final class Outbox {
             throw e;
         }
         lengths[slot] = (int) data.byteSize();
+        messagesSent++;
+        bytesSent += data.byteSize();
         return slot;
     }
 
@@ -283,6 +298,24 @@ final class Outbox {
                 }
             }
         }
+        if (stopped == null && slots.hasStaged() != stalled) {
+            stallChanged();
+        }
+    }
+
+    /**
+     * Staged messages began to wait for the peer's credits, or no longer wait (lock held): counted, and a JFR
+     * event of the stall when a recording asks for it.
+     */
+    private void stallChanged() {
+        stalled = !stalled;
+        if (stalled) {
+            creditStalls++;
+            stall = Flight.on ? Flight.stallStarted() : null;
+        } else if (stall != null) {
+            Flight.stallEnded(stall, name, 0, stopped != null);
+            stall = null;
+        }
     }
 
     /** Posts one message, solicited (the peer's blocking receiver sleeps for those only): null once posted. */
@@ -317,6 +350,9 @@ final class Outbox {
     private void abandonAll(Throwable cause) {
         if (stopped == null) {
             stopped = cause;
+        }
+        if (stalled) {
+            stallChanged();
         }
         while (slots.hasStaged()) {
             abandon(slots.post(), cause);
@@ -446,6 +482,7 @@ final class Outbox {
         lock.lock();
         try {
             credits.reposted(true);
+            buffersReturned++;
             if (Staging.mayPostAfterRelease(credits)) {
                 pump();
             }
@@ -498,6 +535,17 @@ final class Outbox {
             lock.unlock();
         }
         finish();
+    }
+
+    /** The sending side's counters, with {@code received}, the data messages the inbox took, made one snapshot. */
+    ConnectionCounters counters(long received, long bytesReceived) {
+        lock.lock();
+        try {
+            return new ConnectionCounters(messagesSent, bytesSent, sendsQueued, creditStalls, received, bytesReceived,
+                    (int) Math.max(0, received - buffersReturned));
+        } finally {
+            lock.unlock();
+        }
     }
 
     static void complete(CompletableFuture<Void> result, Throwable e) {

@@ -11,6 +11,7 @@ import dev.rdma4j.connect.CmEventChannel;
 import dev.rdma4j.connect.ConnectionSetup;
 import dev.rdma4j.engine.CompletionEngine;
 import dev.rdma4j.engine.PollingMode;
+import dev.rdma4j.internal.jfr.Flight;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
@@ -69,8 +70,14 @@ public final class RdmaClient {
         }
     }
 
-    /** Closes {@code c} after {@code failure}, keeping what the close throws as suppressed. */
+    /**
+     * Closes {@code c} after {@code failure}, keeping what the close throws as suppressed; a connection's failure to
+     * connect or be accepted is a JFR event when a recording asks for it.
+     */
     static void closeAfter(AutoCloseable c, Throwable failure) {
+        if (Flight.on && c instanceof RdmaConnection r) {
+            Flight.failed(r.toString(), String.valueOf(r.peerAddress()), "connecting", failure);
+        }
         try {
             c.close();
         } catch (Exception e) {
@@ -129,7 +136,6 @@ public final class RdmaClient {
                 return c.rnrRetryCount(); // asked of the peer: it sends on credits
             }
         };
-        // rdma_cm's own deadline covers the whole connect; this wait only outlasts it
         // established() runs on the engine thread as ESTABLISHED is handled, before a disconnect that follows;
         // the wait is on that dependent future, which may be cancelled without touching the connect's own;
         // rdma_cm's deadline covers the whole connect, this wait only outlasts it

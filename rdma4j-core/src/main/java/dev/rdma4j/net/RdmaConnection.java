@@ -197,15 +197,6 @@ public final class RdmaConnection implements AutoCloseable {
     }
 
     /**
-     * The peer's exposed region from its rdma_cm private data ({@link RegionOffer#parse}).
-     *
-     * @throws ProtocolException naming what is wrong
-     */
-    static RemoteRegion peerRegionOf(byte[] privateData) throws ProtocolException {
-        return RegionOffer.parse(privateData);
-    }
-
-    /**
      * rdma_cm: ESTABLISHED. Runs on the engine thread as the connect or accept completes, before the engine
      * handles a disconnect that follows at once; a connection closed meanwhile closes {@code connection}.
      */
@@ -216,14 +207,14 @@ public final class RdmaConnection implements AutoCloseable {
         }
         cm = connection;
         try {
-            peerRegion = peerRegionOf(connection.peerPrivateData());
+            peerRegion = RegionOffer.parse(connection.peerPrivateData()); // the peer's exposed region, or none
         } catch (ProtocolException e) {
             // the caller's wait fails with it (an IOException); closing the connection closes cm
             throw new java.util.concurrent.CompletionException(e);
         }
         peerAddress = connection.peerAddress();
         connection.disconnectedAsync().whenComplete((v, e) -> peerClosed());
-        outbox.start(); // the peer's queue pair is in RTR at least: its receives are posted
+        inbox.start(); // the peer's queue pair is in RTR at least: its receives are posted
         return connection;
     }
 
@@ -251,7 +242,7 @@ public final class RdmaConnection implements AutoCloseable {
         SocketAddress remote = s.getRemoteSocketAddress();
         peerAddress = remote instanceof InetSocketAddress i ? i : null;
         s.setSoTimeout(0);
-        outbox.start(); // the peer posted its receives before the barrier
+        inbox.start(); // the peer posted its receives before the barrier
         Thread.ofVirtual().name("rdma4j-tcp-watch " + name).start(() -> {
             try {
                 while (s.getInputStream().read() >= 0) {
@@ -679,6 +670,16 @@ public final class RdmaConnection implements AutoCloseable {
         if (failure != null) {
             throw failure;
         }
+    }
+
+    /**
+     * This connection's counters (rdma4j's, not the device's): messages and bytes sent (each copied into a send buffer)
+     * and received, sends that waited for a buffer, credit stalls, receive buffers lent to messages not closed.
+     *
+     * @return a snapshot; thread-safe
+     */
+    public ConnectionCounters counters() {
+        return inbox.counters();
     }
 
     private void ensureOpen() {

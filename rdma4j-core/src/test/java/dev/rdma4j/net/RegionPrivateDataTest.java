@@ -20,21 +20,21 @@ class RegionPrivateDataTest {
 
     @Test
     void noneOrTwentyBytesAreAnRdma4jPeers() throws Exception {
-        assertThat(RdmaConnection.peerRegionOf(new byte[0])).isNull();
-        assertThat(RdmaConnection.peerRegionOf(region(0x7f0000001000L, 4096, 0x1234)))
+        assertThat(RegionOffer.parse(new byte[0])).isNull();
+        assertThat(RegionOffer.parse(region(0x7f0000001000L, 4096, 0x1234)))
                 .isEqualTo(new RemoteRegion(0x7f0000001000L, 4096, 0x1234));
     }
 
     @Test
     void tooShortIsRefused() {
-        assertThatThrownBy(() -> RdmaConnection.peerRegionOf(new byte[7])).isInstanceOf(ProtocolException.class)
+        assertThatThrownBy(() -> RegionOffer.parse(new byte[7])).isInstanceOf(ProtocolException.class)
                 .hasMessageContaining("7 bytes of private data").hasMessageContaining("none or 20");
     }
 
     @Test
     void tooLongIsRefused() {
         // e.g. a C client's 56 bytes of CM padding
-        assertThatThrownBy(() -> RdmaConnection.peerRegionOf(new byte[56])).isInstanceOf(ProtocolException.class)
+        assertThatThrownBy(() -> RegionOffer.parse(new byte[56])).isInstanceOf(ProtocolException.class)
                 .hasMessageContaining("56 bytes of private data");
     }
 
@@ -42,9 +42,9 @@ class RegionPrivateDataTest {
     void garbageIsRefused() {
         byte[] garbage = new byte[20];
         java.util.Arrays.fill(garbage, (byte) 0xff); // length -1
-        assertThatThrownBy(() -> RdmaConnection.peerRegionOf(garbage)).isInstanceOf(ProtocolException.class)
+        assertThatThrownBy(() -> RegionOffer.parse(garbage)).isInstanceOf(ProtocolException.class)
                 .hasMessageContaining("negative length");
-        assertThatThrownBy(() -> RdmaConnection.peerRegionOf(region(0x1000, 0, 1)))
+        assertThatThrownBy(() -> RegionOffer.parse(region(0x1000, 0, 1)))
                 .isInstanceOf(ProtocolException.class).hasMessageContaining("empty region");
     }
 }
