@@ -84,7 +84,7 @@ class MemoryWindowDeviceTest {
             WorkCompletion c = lb.awaitOne(lb.cqB);
             if (lb.ctx.device().name().startsWith("rxe")) {
                 assertThat(c.status()).as("rxe's responder does not check the window's range (if it now does, update"
-                        + " MemoryWindow's Javadoc and the README)").isEqualTo(WcStatus.SUCCESS);
+                        + " MemoryWindow's Javadoc and docs/RELIABILITY.md)").isEqualTo(WcStatus.SUCCESS);
                 assertBytes(target, 1024 - 64, 128, PEER);
                 assertBytes(target, 0, 1024 - 64, MARK);
             } else {

@@ -17,7 +17,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Runs every example as the README shows it: each program in a JVM of its own, on the device's address, and
+ * Runs every example as examples/run does (docs/GUIDE.md): each program in a JVM of its own, on the device's address, and
  * checks what it prints and that it exits 0.
  */
 @Tag("device")

@@ -184,7 +184,8 @@ public final class RdmaIoHandler implements IoHandler {
                 cm.close();
             } catch (IllegalStateException stillUsed) {
                 // ids of connections accepted here and registered on another loop still live; rdma_cm keeps the
-                // channel until they are destroyed (README: shut the worker group down before the boss group)
+                // channel until they are destroyed (docs/ARCHITECTURE.md, known gaps: shut the worker group down
+                // before the boss group)
                 LOG.log(System.Logger.Level.WARNING, "the rdma_cm event channel of an RDMA event loop stays open: "
                         + stillUsed.getMessage());
             }
