@@ -78,6 +78,15 @@ public final class Flight {
         }
     }
 
+    /** {@code e} begun (its start time taken) if a recording enables its type; else null, and nothing is timed. */
+    private static Object started(Event e) {
+        if (!e.isEnabled()) {
+            return null;
+        }
+        e.begin();
+        return e;
+    }
+
     /** A connection was established (the short path, rdma_cm or TCP exchange). */
     public static void established(String connection, String local, String peer, String exchange, int qpNumber) {
         var e = new Events.ConnectionEstablished();
@@ -148,12 +157,7 @@ public final class Flight {
      * recording enables long turns.
      */
     public static Object turnStarted() {
-        var e = new Events.LongTurn();
-        if (!e.isEnabled()) {
-            return null;
-        }
-        e.begin();
-        return e;
+        return started(new Events.LongTurn());
     }
 
     /** The end of the turn {@link #turnStarted} began: recorded if it took longer than the threshold. */
@@ -169,12 +173,7 @@ public final class Flight {
 
     /** A connection's sends began to wait for the peer's credits: the stall, for {@link #stallEnded}, or null. */
     public static Object stallStarted() {
-        var e = new Events.CreditStall();
-        if (!e.isEnabled()) {
-            return null;
-        }
-        e.begin();
-        return e;
+        return started(new Events.CreditStall());
     }
 
     /** The stall {@link #stallStarted} began is over (a credit came, or the connection stopped). */
@@ -191,12 +190,7 @@ public final class Flight {
 
     /** A receive queue (or shared receive queue) ran dry: its episode, for {@link #dryEnded}, or null. */
     public static Object dryStarted() {
-        var e = new Events.ReceiveQueueDry();
-        if (!e.isEnabled()) {
-            return null;
-        }
-        e.begin();
-        return e;
+        return started(new Events.ReceiveQueueDry());
     }
 
     /** The dry episode {@link #dryStarted} began is over: a buffer was posted again. */
