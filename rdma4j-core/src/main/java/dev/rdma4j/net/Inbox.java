@@ -357,7 +357,8 @@ final class Inbox {
                 left = nanos - (System.nanoTime() - start);
             }
             if (left <= 0) {
-                throw new SocketTimeoutException("no message arrived on " + name + " within " + timeout);
+                throw new SocketTimeoutException("no message arrived on the connection " + described() + " within "
+                        + timeout);
             }
             if (recvCq != null && waitHere(recvCq, left)) {
                 continue; // something came (or the end): take it, or find it taken by another receiver
@@ -377,6 +378,12 @@ final class Inbox {
                 lock.unlock();
             }
         }
+    }
+
+    /** The connection's name, with its peer's address if the name does not say it (a server's connection). */
+    private String described() {
+        java.net.InetSocketAddress peer = connection.peerAddress();
+        return peer == null || name.contains(peer.toString()) ? name : name + " (peer " + peer + ")";
     }
 
     /**
