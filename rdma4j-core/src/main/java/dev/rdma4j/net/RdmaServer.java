@@ -148,7 +148,7 @@ public final class RdmaServer implements AutoCloseable {
         Context ctx = null;
         try {
             if (ownsEngine) {
-                engine = RdmaClient.newEngine();
+                engine = RdmaClient.newEngine(options);
             }
             if (options.exchange() == RdmaOptions.Exchange.RDMA_CM) {
                 channel = CmEventChannel.create(engine);
