@@ -146,7 +146,8 @@ public final class RdmaOptions {
     }
 
     /**
-     * Whether a server's connections share one receive queue and its buffers (one SRQ per device).
+     * Whether a server's connections share one receive queue and its buffers (one SRQ per device, owned by the
+     * server: see {@link Builder#sharedReceiveQueue}).
      *
      * @return true for one shared receive queue
      */
@@ -304,6 +305,15 @@ public final class RdmaOptions {
         /**
          * For a server: one shared receive queue ({@code ibv_create_srq}) with {@link #receiveBuffers} buffers
          * for all its connections, reposted as messages are closed, instead of buffers per connection.
+         *
+         * <p>The server owns the SRQ: it posts the buffers ({@code ibv_post_srq_recv}), reposts each as its message
+         * closes, and alone arms and re-arms the SRQ's limit ({@code ibv_modify_srq}, at a quarter of the buffers,
+         * again on each {@code IBV_EVENT_SRQ_LIMIT_REACHED}); the SRQ reached through a connection's
+         * {@code queuePair()} refuses posts and limits of the application's ({@link IllegalStateException} naming
+         * the server). {@code RdmaServer.sharedReceiveStats()} shows its state. Without the per-connection credits'
+         * guarantee (the buffers are shared), clients retry receiver-not-ready (RNR) for ever while the SRQ has no
+         * buffer posted: when every buffer is lent to a message not closed, the server counts the episode and logs a
+         * WARNING (at most one every 10 seconds).
          *
          * @param shared whether to share
          * @return this builder
