@@ -11,7 +11,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * SRQ's limit event is the back-stop: a buffer whose repost failed (the queue momentarily full) is posted again
  * when the number posted falls below a quarter of the pool ({@link SharedReceiveQueue#refillOnLimit}).
  *
- * <p>Completions of the SRQ must come only from this pool's receives (post nothing else on it). A failed
+ * <p>The pool owns its SRQ ({@link SharedReceiveQueue#owner()}): the SRQ's own posts, {@code armLimit},
+ * {@code resize} and {@code refillOnLimit} are refused from then on, so that the pool alone posts and alone re-arms
+ * the limit; listeners may still observe its events. {@link #limitEvents()}, {@link #limitReposts()} and
+ * {@link #posted()} tell what it did. Completions of the SRQ come only from this pool's receives. A failed
  * receive completion (e.g. flushed when its QP went to error) still returns its buffer with
  * {@link #release(long)}; nothing is reposted once the SRQ is in error or the pool is closed.
  *
@@ -30,6 +33,10 @@ public final class ReceivePool implements AutoCloseable {
     private final boolean[] waiting;
     private final ReceiveBatch one = new ReceiveBatch(1, 1);
     private final AtomicBoolean closed = new AtomicBoolean();
+    /** SRQ_LIMIT_REACHED events handled (guarded by this). */
+    private long limitEvents;
+    /** Buffers the limit events posted (guarded by this). */
+    private long limitReposts;
 
     private ReceivePool(SharedReceiveQueue srq, MemoryRegion region, long offset, int slotSize, int slots) {
         this.srq = srq;
@@ -43,7 +50,8 @@ public final class ReceivePool implements AutoCloseable {
 
     /**
      * Carves {@code region} (from {@code offset}) into buffers of {@code slotSize} bytes, as many as fit and
-     * as the SRQ holds, posts them all, and arms the SRQ's limit at a quarter of them as the back-stop.
+     * as the SRQ holds, posts them all, and arms the SRQ's limit at a quarter of them as the back-stop. The pool
+     * becomes the SRQ's owner (see the class).
      *
      * @param srq      the shared receive queue (its receives must all come from this pool)
      * @param region   receive memory of the SRQ's protection domain, with {@code LOCAL_WRITE}
@@ -51,6 +59,7 @@ public final class ReceivePool implements AutoCloseable {
      * @param slotSize bytes per buffer, at least 1
      * @return the pool, all buffers posted
      * @throws IllegalArgumentException if not one buffer fits, or the region is of another protection domain
+     * @throws IllegalStateException if the SRQ has an owner already (another pool)
      * @throws VerbsException if a post or arming the limit fails
      */
     public static ReceivePool create(SharedReceiveQueue srq, MemoryRegion region, long offset, int slotSize)
@@ -67,11 +76,12 @@ public final class ReceivePool implements AutoCloseable {
         if (n < 1) {
             throw new IllegalArgumentException("no buffer of " + slotSize + " bytes fits in " + region);
         }
+        srq.claim("a ReceivePool of " + n + " buffers");
         ReceivePool pool = new ReceivePool(srq, region, offset, slotSize, n);
         for (int i = 0; i < n; i++) {
             pool.post(i);
         }
-        srq.refillOnLimit(Math.max(1, n / 4), q -> pool.repostFree());
+        srq.refillForOwner(Math.max(1, n / 4), q -> pool.repostFree());
         return pool;
     }
 
@@ -136,6 +146,37 @@ public final class ReceivePool implements AutoCloseable {
         return n;
     }
 
+    /**
+     * How many of its buffers are posted on the SRQ now ({@code ibv_post_srq_recv}), as rdma4j counts them
+     * ({@link SharedReceiveQueue#outstanding()}: a receive consumed by the device counts until its completion is
+     * polled). Thread-safe, a volatile read.
+     *
+     * @return posted buffers, 0 to {@link #size()}
+     */
+    public int posted() {
+        return srq.outstanding();
+    }
+
+    /**
+     * How many SRQ_LIMIT_REACHED events the pool handled (each posted the buffers waiting, if any, and re-armed the
+     * limit): the number posted fell below a quarter of the pool that many times. Thread-safe.
+     *
+     * @return the count since the pool was made
+     */
+    public synchronized long limitEvents() {
+        return limitEvents;
+    }
+
+    /**
+     * How many buffers the limit events posted: released buffers whose repost had failed (normally 0, as a polled
+     * completion frees the slot its buffer is reposted into). Thread-safe.
+     *
+     * @return the count since the pool was made
+     */
+    public synchronized long limitReposts() {
+        return limitReposts;
+    }
+
     private int index(long wrId) {
         long slot = wrId & 0xffff_ffffL;
         if (wrId < 0 || slot >= slots) {
@@ -150,14 +191,16 @@ public final class ReceivePool implements AutoCloseable {
 
     private void postLocked(int i) throws VerbsException {
         long wrId = ((long) generation[i] << 32) | i;
-        srq.post(one.clear().receive(wrId, region, offset + (long) i * slotSize, slotSize));
+        srq.postForOwner(one.clear().receive(wrId, region, offset + (long) i * slotSize, slotSize));
         waiting[i] = false;
     }
 
     private synchronized void repostFree() throws VerbsException {
+        limitEvents++;
         for (int i = 0; i < slots && !closed.get(); i++) {
             if (waiting[i]) {
                 postLocked(i);
+                limitReposts++;
             }
         }
     }

@@ -27,6 +27,15 @@ import java.util.function.Consumer;
  * the context's async fd, not the CQ: a poller can see the completion of the receive that crossed the limit
  * before the event is dispatched. {@link Context#processAsyncEvents()} is the barrier that waits for it.
  *
+ * <p><b>Owner.</b> A {@link ReceivePool} made on the SRQ owns it: it alone posts receives and arms the limit (it
+ * re-arms it in its limit listener, the only one that does). {@link #post}, {@link #tryPost}, {@link #postReceive},
+ * {@link #armLimit}, {@link #resize} and {@link #refillOnLimit} then throw {@link IllegalStateException} naming the
+ * owner (an {@code RdmaServer} with {@code RdmaOptions.sharedReceiveQueue(true)}, for instance): a second re-armer
+ * would race the owner's (the limit is one value, reset to 0 by each event, and whichever re-arms last wins) and a
+ * second poster would take buffers the owner does not know. Observing stays open: listeners added with
+ * {@link #addEventListener} or {@link #nextLimitEventAsync} are called after the owner's, so the limit is re-armed
+ * by the time they see the event; {@link #query()} and {@link #outstanding()} answer as usual.
+ *
  * <p><b>Error.</b> After {@link AsyncEventType#SRQ_ERR} the SRQ can only be destroyed: posting and
  * modifying throw {@link IllegalStateException}.
  *
@@ -59,6 +68,8 @@ public final class SharedReceiveQueue extends NativeResource {
     private volatile int maxWr;
     private volatile boolean inError;
     private volatile int token;
+    /** Who alone posts and arms the limit ({@link #claim}), or null: anyone may. */
+    private volatile String owner;
     private final WorkRequestIds.Owner completions = new WorkRequestIds.Owner() {
         @Override
         public long complete(boolean recv, long seq, WorkCompletions wcs, int i) {
@@ -146,9 +157,14 @@ public final class SharedReceiveQueue extends NativeResource {
      *
      * @param limit fire SRQ_LIMIT_REACHED when fewer receives than this remain; at most max_wr
      * @throws VerbsException if the verb fails ({@code EINVAL} above max_wr)
-     * @throws IllegalStateException if the SRQ is in error or closed
+     * @throws IllegalStateException if the SRQ is in error or closed, or has an owner (see the class)
      */
     public void armLimit(int limit) throws VerbsException {
+        refuseIfOwned("armLimit");
+        arm(limit);
+    }
+
+    private void arm(int limit) throws VerbsException {
         if (limit < 0 || limit > maxWr) {
             throw new IllegalArgumentException("the limit must be 0.." + maxWr + " (the SRQ's max_wr): " + limit);
         }
@@ -161,9 +177,10 @@ public final class SharedReceiveQueue extends NativeResource {
      *
      * @param newMaxWr the new number of receives it holds
      * @throws VerbsException if the device refuses (e.g. {@code EINVAL} or {@code EOPNOTSUPP})
-     * @throws IllegalStateException if the SRQ is in error or closed
+     * @throws IllegalStateException if the SRQ is in error or closed, or has an owner (see the class)
      */
     public void resize(int newMaxWr) throws VerbsException {
+        refuseIfOwned("resize");
         postLock.lock();
         try {
             modify(MAX_WR, newMaxWr, 0);
@@ -199,10 +216,16 @@ public final class SharedReceiveQueue extends NativeResource {
      * @param batch the receives
      * @throws VerbsException with the errno and the failing request
      * @throws IllegalStateException if the SRQ is in error or closed, or the batch or a region it uses is closed
-     *         (nothing is posted and no slot taken)
+     *         (nothing is posted and no slot taken), or the SRQ has an owner (see the class)
      */
     public void post(ReceiveBatch batch) throws VerbsException {
-        int rc = tryPost(batch);
+        refuseIfOwned("post");
+        postForOwner(batch);
+    }
+
+    /** {@link #post} for the owner ({@link ReceivePool}). */
+    void postForOwner(ReceiveBatch batch) throws VerbsException {
+        int rc = tryPost0(batch);
         if (rc != 0) {
             throw VerbsException.of("ibv_post_srq_recv", rc, description() + ": request " + batch.failedIndex + " of "
                     + batch.count + (rc == ENOMEM ? " (the SRQ holds " + maxWr + " receives)" : ""));
@@ -218,6 +241,11 @@ public final class SharedReceiveQueue extends NativeResource {
      * @throws IllegalStateException as {@link #post(ReceiveBatch)}
      */
     public int tryPost(ReceiveBatch batch) {
+        refuseIfOwned("tryPost");
+        return tryPost0(batch);
+    }
+
+    private int tryPost0(ReceiveBatch batch) {
         int n = batch.count;
         if (n == 0) {
             return 0;
@@ -251,8 +279,10 @@ public final class SharedReceiveQueue extends NativeResource {
      * @throws VerbsException if the verb refuses
      * @throws IllegalArgumentException if {@code offset} or {@code length} is negative or the range does not fit the
      *                                  region (the message names the argument and the values)
+     * @throws IllegalStateException    if the SRQ is in error or closed, or has an owner (see the class)
      */
     public void postReceive(long wrId, MemoryRegion region, long offset, int length) throws VerbsException {
+        refuseIfOwned("postReceive");
         postLock.lock();
         try {
             if (destroyed) {
@@ -265,7 +295,8 @@ public final class SharedReceiveQueue extends NativeResource {
     }
 
     /**
-     * Adds a listener for this SRQ's asynchronous events (SRQ_LIMIT_REACHED, SRQ_ERR).
+     * Adds a listener for this SRQ's asynchronous events (SRQ_LIMIT_REACHED, SRQ_ERR): an observer, allowed on an
+     * owned SRQ too (called after the owner's listener, which re-armed the limit).
      *
      * @param listener called on the thread that processes the context's async events
      */
@@ -304,20 +335,66 @@ public final class SharedReceiveQueue extends NativeResource {
      * @param watermark the limit to re-arm, e.g. a quarter of max_wr
      * @param refill    posts the receives
      * @throws VerbsException if arming the limit the first time fails
+     * @throws IllegalStateException if the SRQ has an owner, which re-arms the limit itself (see the class)
      */
     public void refillOnLimit(int watermark, RefillAction refill) throws VerbsException {
+        refuseIfOwned("refillOnLimit");
+        refillForOwner(watermark, refill);
+    }
+
+    /** {@link #refillOnLimit} for the owner ({@link ReceivePool}). */
+    void refillForOwner(int watermark, RefillAction refill) throws VerbsException {
         addEventListener(e -> {
             if (e.type() != AsyncEventType.SRQ_LIMIT_REACHED || isClosed() || inError) {
                 return;
             }
             try {
                 refill.refill(this);
-                armLimit(watermark);
+                arm(watermark);
             } catch (VerbsException | RuntimeException ex) {
                 System.getLogger("dev.rdma4j").log(System.Logger.Level.WARNING, "SRQ refill failed", ex);
             }
         });
-        armLimit(watermark);
+        arm(watermark);
+    }
+
+    /**
+     * Makes {@code who} the SRQ's owner: from now on the public posts, {@link #armLimit}, {@link #resize} and
+     * {@link #refillOnLimit} refuse, naming it ({@link #renameOwner} may name it better later).
+     *
+     * @throws IllegalStateException if the SRQ has an owner already
+     */
+    synchronized void claim(String who) {
+        if (owner != null) {
+            throw new IllegalStateException(description() + " is owned by " + owner + " already: one ReceivePool"
+                    + " per SRQ");
+        }
+        owner = who;
+    }
+
+    /** The owner's name, as users see it in refusals. */
+    synchronized void renameOwner(String who) {
+        if (owner != null) {
+            owner = who;
+        }
+    }
+
+    /**
+     * The SRQ's owner, or null if it has none: see the class.
+     *
+     * @return who alone posts on the SRQ and re-arms its limit, or null
+     */
+    public String owner() {
+        return owner;
+    }
+
+    private void refuseIfOwned(String what) {
+        String o = owner;
+        if (o != null) {
+            throw new IllegalStateException(what + " refused: " + description() + " belongs to " + o
+                    + ", which posts its receives and re-arms its limit itself (observe it with addEventListener,"
+                    + " or the owner's statistics)");
+        }
     }
 
     /** What {@link #refillOnLimit} does to top the pool up. */

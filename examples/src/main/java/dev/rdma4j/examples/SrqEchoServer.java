@@ -11,7 +11,10 @@ import java.util.List;
 
 /**
  * An echo server for many clients at once (rdma_cm), a virtual thread each, all receiving into one shared
- * receive queue of 64 buffers: the library posts them and reposts each as its message closes (no refill code).
+ * receive queue of 64 buffers: the library posts them, reposts each as its message closes and re-arms the SRQ's
+ * limit itself (no refill code, and the SRQ is never touched here). Closing each message promptly (try-with-resources)
+ * is what keeps buffers posted: were all 64 held open, the SRQ would run dry and the server would log a WARNING.
+ * At the end it prints what the SRQ did ({@code RdmaServer.sharedReceiveStats()}).
  */
 public final class SrqEchoServer {
     public static void main(String[] args) throws Exception { // ADDRESS PORT CLIENTS
@@ -27,6 +30,7 @@ public final class SrqEchoServer {
             for (Thread t : clients) {
                 t.join();
             }
+            server.sharedReceiveStats().forEach(s -> System.out.println("shared receive queue: " + s));
         }
     }
 

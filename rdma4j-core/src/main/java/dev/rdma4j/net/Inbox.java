@@ -77,6 +77,8 @@ final class Inbox {
     private long bytesReceived;
     /** A read-only view of each receive buffer: a message's is a slice of it (one object, not two). */
     private MemorySegment[] receiveViews;
+    /** The data buffers of the connection's own receive queue lent to messages (null on a shared queue). */
+    private DryWatch watch;
 
     Inbox(RdmaConnection connection, CompletionEngine engine, RdmaOptions options, String name) {
         this.connection = connection;
@@ -94,6 +96,10 @@ final class Inbox {
         for (int i = 0; i < receives; i++) {
             receiveViews[i] = region.segment().asSlice((long) i * size, size).asReadOnly();
         }
+        // the credits keep the peer from sending to a queue without a posted receive (no RNR): running dry here
+        // makes the peer's sends wait for a credit
+        watch = new DryWatch("the receive queue of the connection " + name, "its peer's sends wait for a credit",
+                options.receiveBuffers());
     }
 
     /** With the queue pair driven: posts every receive buffer (of the connection's own receive queue). */
@@ -258,11 +264,13 @@ final class Inbox {
         outbox.received(imm, false);
         messagesReceived++;
         bytesReceived += length;
+        watch.lent();
         deliver(new Message(reposter, slot, receiveViews[slot].asSlice(0, length)));
     }
 
     /** A receive of the shared queue, for this connection (engine thread). */
-    void receivedShared(ReceivePool pool, Message.Release release, WorkCompletion wc) {
+    void receivedShared(RdmaServer.SharedReceive from, WorkCompletion wc) {
+        ReceivePool pool = from.pool();
         if (!wc.isSuccess()) {
             pool.release(wc.wrId());
             failed(new WorkRequestException("receive", wc));
@@ -277,6 +285,7 @@ final class Inbox {
         outbox.received(imm, false);
         Message.Release r = sharedReleaser;
         if (r == null) { // the first message: a release that also grants the buffer to this connection's peer
+            Message.Release release = from.release();
             sharedReleaser = r = id -> {
                 release.release(id);
                 if (!connection.isClosed()) {
@@ -286,10 +295,12 @@ final class Inbox {
         }
         messagesReceived++;
         bytesReceived += wc.byteLength();
+        from.lend();
         deliver(new Message(r, wc.wrId(), pool.buffer(wc.wrId()).asSlice(0, wc.byteLength())));
     }
 
     private void repost(long slot) {
+        watch.returned();
         if (ended != null || connection.isClosed()) {
             return; // the queue pair is going away: nothing to receive into
         }
@@ -391,7 +402,8 @@ final class Inbox {
                 left = nanos - (System.nanoTime() - start);
             }
             if (left <= 0) {
-                throw new SocketTimeoutException("no message arrived on " + name + " within " + timeout);
+                throw new SocketTimeoutException("no message arrived on the connection " + described() + " within "
+                        + timeout);
             }
             if (recvCq != null && waitHere(recvCq, left)) {
                 continue; // something came (or the end): take it, or find it taken by another receiver
@@ -411,6 +423,12 @@ final class Inbox {
                 lock.unlock();
             }
         }
+    }
+
+    /** The connection's name, with its peer's address if the name does not say it (a server's connection). */
+    private String described() {
+        java.net.InetSocketAddress peer = connection.peerAddress();
+        return peer == null || name.contains(peer.toString()) ? name : name + " (peer " + peer + ")";
     }
 
     /**

@@ -10,7 +10,6 @@ import dev.rdma4j.connect.CmConnection;
 import dev.rdma4j.connect.CmEventChannel;
 import dev.rdma4j.connect.ConnectionSetup;
 import dev.rdma4j.engine.CompletionEngine;
-import dev.rdma4j.engine.PollingMode;
 import dev.rdma4j.internal.jfr.Flight;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -28,7 +27,8 @@ import java.util.concurrent.CompletableFuture;
  * }
  * }</pre>
  *
- * <p>Each connection owns what it made (its engine unless the options give one, its protection domain,
+ * <p>Each connection owns what it made (its engine unless the options give one, in the options'
+ * {@link RdmaOptions#pollingMode()}; its protection domain,
  * buffers and queue pair; with {@link RdmaOptions.Exchange#TCP} its device context) and frees it on close.
  * Thread-safe (stateless).
  */
@@ -52,8 +52,8 @@ public final class RdmaClient {
     public static RdmaConnection connect(InetSocketAddress address, RdmaOptions options)
             throws IOException, InterruptedException {
         CompletionEngine engine = options.engine();
-        RdmaConnection c = new RdmaConnection(options, engine != null ? engine : newEngine(), "to " + address,
-                null);
+        RdmaConnection c = new RdmaConnection(options, engine != null ? engine : newEngine(options),
+                "to " + address, null);
         if (engine == null) {
             c.own(c.engine());
         }
@@ -107,8 +107,9 @@ public final class RdmaClient {
         return result;
     }
 
-    static CompletionEngine newEngine() throws VerbsException {
-        return CompletionEngine.builder().mode(PollingMode.EVENT).name("rdma4j-net").build();
+    /** The engine of a server's or connection's own, in the options' {@link RdmaOptions#pollingMode()}. */
+    static CompletionEngine newEngine(RdmaOptions options) throws VerbsException {
+        return CompletionEngine.builder().mode(options.pollingMode()).name("rdma4j-net").build();
     }
 
     private static void connectCm(RdmaConnection c, InetSocketAddress address, RdmaOptions options)

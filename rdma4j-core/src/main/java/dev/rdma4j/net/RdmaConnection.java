@@ -8,7 +8,6 @@ import dev.rdma4j.QpEndpoint;
 import dev.rdma4j.QpState;
 import dev.rdma4j.QpType;
 import dev.rdma4j.QueuePair;
-import dev.rdma4j.ReceivePool;
 import dev.rdma4j.RemoteRegion;
 import dev.rdma4j.RtrAttributes;
 import dev.rdma4j.RtsAttributes;
@@ -60,7 +59,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * 7, which retries for ever), so a bug fails the connection rather than hanging it. A server's shared receive queue
  * ({@link RdmaOptions#sharedReceiveQueue()}) is the exception: its clients together may outrun the pool their credits
  * come from, so the peers of such a server keep retrying for ever there (rdma_cm sets the count the receiver asks
- * for; with {@link RdmaOptions.Exchange#TCP} each side sets its own, and a client cannot tell).
+ * for; with {@link RdmaOptions.Exchange#TCP} each side sets its own, and a client cannot tell); the server reports
+ * when its SRQ runs dry ({@link RdmaServer}). A receive queue of the connection's own that runs dry is reported too.
  *
  * <p><b>Ending.</b> When the peer closes, messages it sent before are still received, then {@link #receive}
  * throws {@link EOFException}. {@link #close()} disconnects and frees everything the connection made (and,
@@ -289,8 +289,8 @@ public final class RdmaConnection implements AutoCloseable {
     }
 
     /** A receive of the shared queue, for this connection (engine thread). */
-    void receivedShared(ReceivePool pool, Message.Release release, WorkCompletion wc) {
-        inbox.receivedShared(pool, release, wc);
+    void receivedShared(RdmaServer.SharedReceive from, WorkCompletion wc) {
+        inbox.receivedShared(from, wc);
     }
 
     boolean peerGone() {

@@ -1,6 +1,7 @@
 package dev.rdma4j.net;
 
 import dev.rdma4j.engine.CompletionEngine;
+import dev.rdma4j.engine.PollingMode;
 import dev.rdma4j.internal.Timeouts;
 import java.time.Duration;
 import java.util.Objects;
@@ -51,6 +52,7 @@ public final class RdmaOptions {
     private final CompletionEngine engine;
     private final int backlog;
     private final boolean busyPoll;
+    private final PollingMode pollingMode;
 
     private RdmaOptions(Builder b) {
         this.exchange = b.exchange;
@@ -64,13 +66,14 @@ public final class RdmaOptions {
         this.engine = b.engine;
         this.backlog = b.backlog;
         this.busyPoll = b.busyPoll;
+        this.pollingMode = b.pollingMode;
     }
 
     /**
      * The defaults: rdma_cm, 4 KiB messages, 16 receive and 16 send buffers, no exposed region, a receive
      * queue per connection, 30 s deadlines (or the system property {@value #TIMEOUT_PROPERTY}, an ISO-8601
      * duration such as {@code PT2M}, for slow machines: emulators, CI), an engine of the server's or
-     * connection's own, waiting callers that sleep (not busy-polling).
+     * connection's own in {@link PollingMode#EVENT} mode, waiting callers that sleep (not busy-polling).
      *
      * @return the default options
      */
@@ -143,7 +146,8 @@ public final class RdmaOptions {
     }
 
     /**
-     * Whether a server's connections share one receive queue and its buffers (one SRQ per device).
+     * Whether a server's connections share one receive queue and its buffers (one SRQ per device, owned by the
+     * server: see {@link Builder#sharedReceiveQueue}).
      *
      * @return true for one shared receive queue
      */
@@ -187,12 +191,26 @@ public final class RdmaOptions {
         return busyPoll;
     }
 
+    /**
+     * How the connections' engine thread waits for completions ({@link Builder#pollingMode}): the mode of the
+     * server's or connection's own engine, or of the caller's {@link #engine()}.
+     *
+     * @return the polling mode
+     */
+    public PollingMode pollingMode() {
+        if (engine != null) {
+            return engine.mode();
+        }
+        return pollingMode != null ? pollingMode : PollingMode.EVENT;
+    }
+
     @Override
     public String toString() {
         return "RdmaOptions[" + exchange + (device == null ? "" : ", device " + device) + ", messages of "
                 + messageSize + " B, " + receiveBuffers + " receive and " + sendBuffers + " send buffers"
                 + (exposedBytes > 0 ? ", exposes " + exposedBytes + " B" : "")
                 + (sharedReceiveQueue ? ", shared receive queue" : "") + (busyPoll ? ", busy-polled" : "")
+                + (pollingMode != null ? ", engine " + pollingMode : "")
                 + ", timeout " + timeout + "]";
     }
 
@@ -209,6 +227,7 @@ public final class RdmaOptions {
         private CompletionEngine engine;
         private int backlog = 16;
         private boolean busyPoll;
+        private PollingMode pollingMode;
 
         private Builder() {
         }
@@ -287,6 +306,15 @@ public final class RdmaOptions {
          * For a server: one shared receive queue ({@code ibv_create_srq}) with {@link #receiveBuffers} buffers
          * for all its connections, reposted as messages are closed, instead of buffers per connection.
          *
+         * <p>The server owns the SRQ: it posts the buffers ({@code ibv_post_srq_recv}), reposts each as its message
+         * closes, and alone arms and re-arms the SRQ's limit ({@code ibv_modify_srq}, at a quarter of the buffers,
+         * again on each {@code IBV_EVENT_SRQ_LIMIT_REACHED}); the SRQ reached through a connection's
+         * {@code queuePair()} refuses posts and limits of the application's ({@link IllegalStateException} naming
+         * the server). {@code RdmaServer.sharedReceiveStats()} shows its state. Without the per-connection credits'
+         * guarantee (the buffers are shared), clients retry receiver-not-ready (RNR) for ever while the SRQ has no
+         * buffer posted: when every buffer is lent to a message not closed, the server counts the episode and logs a
+         * WARNING (at most one every 10 seconds).
+         *
          * @param shared whether to share
          * @return this builder
          */
@@ -314,7 +342,8 @@ public final class RdmaOptions {
 
         /**
          * Drives the connections with the caller's engine, which the caller closes after them (default: an
-         * engine of their own, in {@link dev.rdma4j.engine.PollingMode#EVENT} mode).
+         * engine of their own, in {@link #pollingMode} mode, {@link PollingMode#EVENT} unless set). Not together with
+         * {@link #pollingMode}: {@link #build()} refuses both.
          *
          * @param engine the engine, or null
          * @return this builder
@@ -345,8 +374,10 @@ public final class RdmaOptions {
          * C program in event mode does: no hand-off between threads either way. The engine's thread handles what
          * completes while nobody waits (looking every 1 to 8 ms while waiters come and go, so without a wake-up
          * per completion). The futures
-         * ({@code receiveAsync}, ...) complete on the engine thread as before: for them, give the options an
-         * engine in {@link dev.rdma4j.engine.PollingMode#BUSY_POLL} ({@link #engine}).
+         * ({@code receiveAsync}, ...) complete on the engine thread as before: for them, choose
+         * {@link PollingMode#BUSY_POLL} with {@link #pollingMode} (or give an engine in that mode). A spinning caller
+         * holds its CPU: busy-poll on platform threads, not virtual ones (a spinning virtual thread holds its
+         * carrier, and the virtual threads that would take the messages it waits for may never run).
          *
          * @param on whether waiting callers poll
          * @return this builder
@@ -357,11 +388,42 @@ public final class RdmaOptions {
         }
 
         /**
+         * How the engine of the server's or connection's own waits for completions (default
+         * {@link PollingMode#EVENT}), without building one ({@code CompletionEngine.builder().mode(mode)}):
+         * {@link PollingMode#EVENT} sleeps in {@code epoll_wait} on the completion channels
+         * ({@code ibv_req_notify_cq}, {@code ibv_get_cq_event}); {@link PollingMode#BUSY_POLL} polls the CQs
+         * ({@code ibv_poll_cq}) in a loop, a core busy; {@link PollingMode#ADAPTIVE} polls while there is work, then
+         * backs off into epoll. A server has one engine for all its connections; a client has one per connection
+         * (share one with {@link #engine} for many busy-polled connections).
+         *
+         * <p>Beside {@link #busyPoll}: that one is about the application's threads (a blocking {@code receive} or
+         * {@code send} that waits spins on the connection's CQ itself), this one about the engine's thread, which
+         * completes the futures ({@code receiveAsync}, ...) and handles what completes while no caller waits. They
+         * combine freely; a blocking caller sleeps on the connection's own completion channel only with an engine in
+         * {@link PollingMode#EVENT} mode, and otherwise waits for the engine's thread to deliver.
+         *
+         * @param mode EVENT, BUSY_POLL or ADAPTIVE
+         * @return this builder
+         * @throws NullPointerException if {@code mode} is null
+         */
+        public Builder pollingMode(PollingMode mode) {
+            this.pollingMode = Objects.requireNonNull(mode, "mode");
+            return this;
+        }
+
+        /**
          * The options.
          *
          * @return immutable options
+         * @throws IllegalStateException if both {@link #pollingMode} and {@link #engine} were given: the caller's
+         *                               engine has its own mode, set where it is built
          */
         public RdmaOptions build() {
+            if (pollingMode != null && engine != null) {
+                throw new IllegalStateException("pollingMode(" + pollingMode + ") is for the engine the server or"
+                        + " connection makes itself; the engine given to engine(...) has its own mode ("
+                        + engine.mode() + "): set one or the other");
+            }
             return new RdmaOptions(this);
         }
 

@@ -45,11 +45,24 @@ import java.util.concurrent.TimeUnit;
  * }
  * }</pre>
  *
- * <p>The server owns its engine (unless the options give one), its rdma_cm listener or TCP server socket, and
- * per device a protection domain (and, with {@link RdmaOptions#sharedReceiveQueue()}, one shared receive queue
- * whose buffers all its connections receive into: {@code ibv_create_srq}, reposted as messages close, its
- * limit event as the back-stop). Each accepted connection owns its queue pair, buffers and completion queue;
- * {@link #close()} closes the connections still open, then the rest.
+ * <p>The server owns its engine (unless the options give one; in the options' {@link RdmaOptions#pollingMode()}), its
+ * rdma_cm listener or TCP server socket, and per device a protection domain (and, with
+ * {@link RdmaOptions#sharedReceiveQueue()}, one shared receive queue whose buffers all its connections receive into:
+ * {@code ibv_create_srq}, reposted as messages close, its limit event as the back-stop). Each accepted connection owns
+ * its queue pair, buffers and completion queue; {@link #close()} closes the connections still open, then the rest.
+ *
+ * <p><b>The shared receive queue is the server's.</b> It posts every buffer, reposts each when its message is
+ * closed, arms the SRQ's limit at a quarter of the buffers and alone re-arms it on each
+ * {@code IBV_EVENT_SRQ_LIMIT_REACHED}: the application never touches the SRQ. Reached through
+ * {@code connection.queuePair().sharedReceiveQueue()}, the SRQ refuses posts, {@code armLimit}, {@code resize} and
+ * {@code refillOnLimit} with an {@link IllegalStateException} naming this server (a second re-armer would race the
+ * server's); listeners may observe its events (called after the server's, the limit already re-armed).
+ * {@link #sharedReceiveStats()} shows what the SRQ does: buffers posted and lent, limit events, times it ran dry.
+ * Every buffer lent to a message not closed leaves none posted: the clients' sends are refused (RNR) and retried,
+ * for ever, until a message closes. The server counts each such episode ({@link SharedReceiveStats#dryEpisodes()})
+ * and reports it as it starts, with a WARNING on the {@code dev.rdma4j.net} {@link System.Logger} naming the server
+ * and how many buffers are lent (at most one WARNING every 10 seconds: the episodes in between are logged at DEBUG
+ * and counted in the next): close received messages to give their buffers back.
  *
  * <p>Threading: thread-safe; several threads may accept at once.
  */
@@ -70,20 +83,29 @@ public final class RdmaServer implements AutoCloseable {
     /** Accepts in progress (waiting for a client or setting one up), for tests that must act while one waits. */
     private final java.util.concurrent.atomic.AtomicInteger accepting = new java.util.concurrent.atomic.AtomicInteger();
 
-    /** A shared receive queue of a device, its buffers, and the completion queue of all its receives. */
+    /**
+     * A shared receive queue of a device, its buffers, and the completion queue of all its receives; the buffers lent
+     * to messages are watched, and running dry reported ({@link DryWatch}).
+     */
     static final class SharedReceive {
         private final SharedReceiveQueue srq;
         private final CompletionQueue cq;
         private final ReceivePool pool;
-        /** Gives a message's buffer back to the pool: made once, not per message. */
+        private final DryWatch watch;
+        private final String device;
+        /** Gives a message's buffer back to the pool ({@link #giveBack}): made once, not per message. */
         private final Message.Release release;
         private final Map<Integer, RdmaConnection> byQp = new ConcurrentHashMap<>();
 
-        private SharedReceive(SharedReceiveQueue srq, CompletionQueue cq, ReceivePool pool) {
+        private SharedReceive(SharedReceiveQueue srq, CompletionQueue cq, ReceivePool pool, String device,
+                String server) {
             this.srq = srq;
             this.cq = cq;
             this.pool = pool;
-            this.release = pool::release;
+            this.device = device;
+            this.watch = new DryWatch("the shared receive queue of " + server + " on " + device,
+                    "its clients' sends are refused (RNR) and retried until a buffer is posted again", pool.size());
+            this.release = this::giveBack;
         }
 
         SharedReceiveQueue srq() {
@@ -94,6 +116,28 @@ public final class RdmaServer implements AutoCloseable {
             return cq;
         }
 
+        ReceivePool pool() {
+            return pool;
+        }
+
+        /** A data message takes its buffer until it is closed ({@link #release()} then gives it back). */
+        void lend() {
+            watch.lent();
+        }
+
+        /** What gives a lent buffer back: reposts it, and the watch counts it returned. */
+        Message.Release release() {
+            return release;
+        }
+
+        private void giveBack(long wrId) {
+            try {
+                pool.release(wrId);
+            } finally {
+                watch.returned();
+            }
+        }
+
         void attach(int qpNumber, RdmaConnection c) {
             byQp.put(qpNumber, c);
         }
@@ -102,11 +146,16 @@ public final class RdmaServer implements AutoCloseable {
             byQp.remove(qpNumber);
         }
 
+        SharedReceiveStats stats() {
+            return new SharedReceiveStats(device, pool.size(), pool.posted(), watch.lentNow(), pool.limitEvents(),
+                    pool.limitReposts(), watch.episodes(), watch.isDry());
+        }
+
         /** On the engine thread: a receive of some connection, or of one that closed (its buffer goes back). */
         private void dispatch(WorkCompletion wc) {
             RdmaConnection c = byQp.get(wc.qpNumber());
             if (c != null) {
-                c.receivedShared(pool, release, wc);
+                c.receivedShared(this, wc);
             } else {
                 pool.release(wc.wrId());
             }
@@ -148,7 +197,7 @@ public final class RdmaServer implements AutoCloseable {
         Context ctx = null;
         try {
             if (ownsEngine) {
-                engine = RdmaClient.newEngine();
+                engine = RdmaClient.newEngine(options);
             }
             if (options.exchange() == RdmaOptions.Exchange.RDMA_CM) {
                 channel = CmEventChannel.create(engine);
@@ -444,7 +493,10 @@ public final class RdmaServer implements AutoCloseable {
                 d.resources.add(0, cq);
                 ReceivePool pool = ReceivePool.create(srq, buffers, 0, options.messageSize());
                 d.resources.add(0, pool);
-                self[0] = new SharedReceive(srq, cq, pool);
+                dev.rdma4j.internal.access.Access.get().nameOwner(srq, this + "'s pool (RdmaOptions"
+                        + ".sharedReceiveQueue: the server posts the buffers and re-arms the limit; watch it with"
+                        + " RdmaServer.sharedReceiveStats())");
+                self[0] = new SharedReceive(srq, cq, pool, ctx.device().name(), toString());
                 d.shared = self[0];
                 engine.watchAsyncEvents(ctx); // the SRQ limit event: the pool's back-stop
             }
@@ -454,6 +506,26 @@ public final class RdmaServer implements AutoCloseable {
         }
         devices.put(ctx, d);
         return d;
+    }
+
+    /**
+     * A snapshot of the server's shared receive queues, one per device that has served a connection
+     * ({@code ibv_create_srq} is called at the first connection on a device): buffers posted
+     * ({@code ibv_post_srq_recv}) and lent to messages, limit events ({@code IBV_EVENT_SRQ_LIMIT_REACHED}) the server
+     * handled, times the SRQ ran dry. Thread-safe; the SRQs are not touched (no verb is called), and a closed server
+     * answers an empty list.
+     *
+     * @return one immutable snapshot per device; empty without {@link RdmaOptions#sharedReceiveQueue()} or before
+     *         the first connection
+     */
+    public synchronized List<SharedReceiveStats> sharedReceiveStats() {
+        List<SharedReceiveStats> all = new ArrayList<>();
+        for (DeviceState d : devices.values()) {
+            if (d.shared != null) {
+                all.add(d.shared.stats());
+            }
+        }
+        return List.copyOf(all);
     }
 
     /**

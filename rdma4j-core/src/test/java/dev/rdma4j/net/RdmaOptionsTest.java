@@ -3,6 +3,8 @@ package dev.rdma4j.net;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.rdma4j.engine.CompletionEngine;
+import dev.rdma4j.engine.PollingMode;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 
@@ -23,6 +25,7 @@ class RdmaOptionsTest {
             assertThat(o.engine()).isNull();
             assertThat(o.busyPoll()).isFalse();
             assertThat(RdmaOptions.builder().busyPoll(true).build().busyPoll()).isTrue();
+            assertThat(o.pollingMode()).isEqualTo(PollingMode.EVENT);
         } finally {
             if (saved != null) {
                 System.setProperty(RdmaOptions.TIMEOUT_PROPERTY, saved);
@@ -61,5 +64,28 @@ class RdmaOptionsTest {
         assertThatThrownBy(() -> RdmaOptions.builder().exposeRegion(-1)).hasMessageContaining("exposeRegion");
         assertThatThrownBy(() -> RdmaOptions.builder().timeout(Duration.ZERO)).hasMessageContaining("positive");
         assertThatThrownBy(() -> RdmaOptions.builder().exchange(null)).isInstanceOf(NullPointerException.class);
+    }
+
+    /**
+     * The own engine's polling mode is chosen without building an engine; busyPoll (the waiting callers) combines with
+     * it; a caller's engine brings its own mode, and naming a mode beside it is refused rather than silently ignored.
+     */
+    @Test
+    void thePollingModeIsTheOwnEnginesAndIsRefusedBesideACallersEngine() throws Exception {
+        RdmaOptions busy = RdmaOptions.builder().pollingMode(PollingMode.BUSY_POLL).busyPoll(true).build();
+        assertThat(busy.pollingMode()).isEqualTo(PollingMode.BUSY_POLL);
+        assertThat(busy.busyPoll()).isTrue();
+        assertThat(busy.toString()).contains("busy-polled").contains("engine BUSY_POLL");
+        assertThat(RdmaOptions.builder().pollingMode(PollingMode.ADAPTIVE).build().pollingMode())
+                .isEqualTo(PollingMode.ADAPTIVE);
+        assertThatThrownBy(() -> RdmaOptions.builder().pollingMode(null)).isInstanceOf(NullPointerException.class);
+        try (CompletionEngine engine = CompletionEngine.builder().mode(PollingMode.ADAPTIVE).name("options-test")
+                .build()) {
+            assertThat(RdmaOptions.builder().engine(engine).build().pollingMode()).as("the caller's engine's")
+                    .isEqualTo(PollingMode.ADAPTIVE);
+            RdmaOptions.Builder both = RdmaOptions.builder().pollingMode(PollingMode.BUSY_POLL).engine(engine);
+            assertThatThrownBy(both::build).isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("pollingMode(BUSY_POLL)").hasMessageContaining("engine(...)");
+        }
     }
 }

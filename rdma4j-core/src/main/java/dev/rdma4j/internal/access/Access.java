@@ -9,6 +9,7 @@ import dev.rdma4j.QueuePair;
 import dev.rdma4j.QueuePairBuilder;
 import dev.rdma4j.ReceiveBatch;
 import dev.rdma4j.SendBatch;
+import dev.rdma4j.SharedReceiveQueue;
 import dev.rdma4j.VerbsException;
 import dev.rdma4j.WorkCompletions;
 import dev.rdma4j.internal.QpDriver;
@@ -75,6 +76,9 @@ public interface Access {
 
     /** rdma_cm moved the QP to {@code state}. */
     void stateChanged(QueuePair qp, QpState state);
+
+    /** Names the owner of {@code srq} (a {@code ReceivePool}'s) in the refusals its users see. */
+    void nameOwner(SharedReceiveQueue srq, String owner);
 
     /** {@code poll(2)} on the channel's fd for up to {@code ms}, with {@code pollfd} as scratch. */
     int pollReadable(CompletionChannel ch, int ms, MemorySegment pollfd);

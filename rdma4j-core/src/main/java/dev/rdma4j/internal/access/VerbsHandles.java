@@ -11,6 +11,7 @@ import dev.rdma4j.QueuePair;
 import dev.rdma4j.QueuePairBuilder;
 import dev.rdma4j.ReceiveBatch;
 import dev.rdma4j.SendBatch;
+import dev.rdma4j.SharedReceiveQueue;
 import dev.rdma4j.VerbsException;
 import dev.rdma4j.WorkCompletions;
 import dev.rdma4j.internal.QpDriver;
@@ -43,6 +44,7 @@ final class VerbsHandles implements Access {
     private static final MethodHandle CLEAR_WR_ID;
     private static final MethodHandle IS_SIGNALED;
     private static final MethodHandle STATE_CHANGED;
+    private static final MethodHandle RENAME_OWNER;
 
     static {
         try {
@@ -66,6 +68,7 @@ final class VerbsHandles implements Access {
             CLEAR_WR_ID = l.findVirtual(WorkCompletions.class, "clearWrId", methodType(void.class, int.class));
             IS_SIGNALED = l.findVirtual(SendBatch.class, "isSignaled", methodType(boolean.class, int.class));
             STATE_CHANGED = l.findVirtual(QueuePair.class, "stateChanged", methodType(void.class, QpState.class));
+            RENAME_OWNER = l.findVirtual(SharedReceiveQueue.class, "renameOwner", methodType(void.class, String.class));
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -189,6 +192,15 @@ final class VerbsHandles implements Access {
             return (QueuePair) BUILD.invokeExact(builder, verbs);
         } catch (VerbsException e) {
             throw e;
+        } catch (Throwable t) {
+            throw Native.rethrow(t);
+        }
+    }
+
+    @Override
+    public void nameOwner(SharedReceiveQueue srq, String owner) {
+        try {
+            RENAME_OWNER.invokeExact(srq, owner);
         } catch (Throwable t) {
             throw Native.rethrow(t);
         }

@@ -1,0 +1,124 @@
+package dev.rdma4j.net;
+
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Watches the receive buffers of one receive queue (a server's shared one, or a connection's own) that are lent to
+ * received messages the application has not closed, and reports when every buffer is lent: the queue has none posted,
+ * so it has run dry. Each episode is counted and goes through {@link #ranDry} as it starts; the episode ends when a
+ * buffer comes back. The report is a {@link System.Logger} WARNING on {@value #LOGGER} that names the queue, says how
+ * many buffers are lent and that closing received messages returns them: once per episode, but not more often than
+ * every {@link #QUIET} per queue (a loaded server may run dry many times a second): the episodes in between are
+ * logged at DEBUG and counted in the next WARNING.
+ *
+ * <p>Threading: thread-safe. {@link #lent()} and {@link #returned()} are an atomic add and a volatile read on every
+ * message (nothing allocated, no lock); only the crossing into or out of an episode takes the watch's lock.
+ */
+final class DryWatch {
+    /** The logger of the reports. */
+    static final String LOGGER = "dev.rdma4j.net";
+    private static final System.Logger LOG = System.getLogger(LOGGER);
+    /** The shortest time between two WARNINGs of one queue. */
+    static final java.time.Duration QUIET = java.time.Duration.ofSeconds(10);
+
+    private final String queue;
+    private final String consequence;
+    private final int buffers;
+    private final AtomicInteger lent = new AtomicInteger();
+    /** Whether every buffer is lent now (written under this). */
+    private volatile boolean dry;
+    /** Episodes so far (guarded by this). */
+    private long episodes;
+    /** When the last WARNING was logged, and whether one was (guarded by this). */
+    private long warnedAt;
+    private boolean warned;
+    /** Episodes since the last WARNING, logged at DEBUG only (guarded by this). */
+    private long quiet;
+    private final java.util.function.LongSupplier clock;
+
+    /**
+     * @param queue       names the receive queue in the report ("the shared receive queue of ...")
+     * @param consequence what running dry does to the senders
+     * @param buffers     the queue's buffers
+     */
+    DryWatch(String queue, String consequence, int buffers) {
+        this(queue, consequence, buffers, System::nanoTime);
+    }
+
+    /** With a clock of {@link System#nanoTime()}'s kind, for tests of the WARNINGs' spacing. */
+    DryWatch(String queue, String consequence, int buffers, java.util.function.LongSupplier clock) {
+        this.clock = clock;
+        this.queue = queue;
+        this.consequence = consequence;
+        this.buffers = buffers;
+    }
+
+    /** A buffer was lent to a message (the dispatching thread). */
+    void lent() {
+        if (lent.incrementAndGet() >= buffers && !dry) {
+            changed();
+        }
+    }
+
+    /** A message's buffer came back (any thread): posted again, or the queue is going away. */
+    void returned() {
+        if (lent.decrementAndGet() < buffers && dry) {
+            changed();
+        }
+    }
+
+    /** Buffers lent to messages not closed now. */
+    int lentNow() {
+        return lent.get();
+    }
+
+    /** Whether every buffer is lent now. */
+    boolean isDry() {
+        return dry;
+    }
+
+    /** How many times every buffer was lent. */
+    synchronized long episodes() {
+        return episodes;
+    }
+
+    /**
+     * Crossed into or out of an episode: the state follows the count, re-read after each change (a return on another
+     * thread between the count and the flag is seen here, or sees the flag and comes here itself).
+     */
+    private synchronized void changed() {
+        for (;;) {
+            int n = lent.get();
+            boolean now = n >= buffers;
+            if (now == dry) {
+                return;
+            }
+            dry = now;
+            if (now) {
+                episodes++;
+                ranDry(n);
+            } else {
+                LOG.log(System.Logger.Level.DEBUG, () -> queue + " has a buffer posted again");
+            }
+        }
+    }
+
+    /** An episode starts (lock held): every one comes here, once. */
+    private void ranDry(int lentNow) {
+        // JFR: receive queue dry
+        long now = clock.getAsLong();
+        if (warned && now - warnedAt < QUIET.toNanos()) {
+            quiet++;
+            LOG.log(System.Logger.Level.DEBUG, () -> queue + " ran dry again: all " + lentNow + " receive buffers"
+                    + " are lent");
+            return;
+        }
+        LOG.log(System.Logger.Level.WARNING, queue + " ran dry: all " + lentNow + " receive buffers are lent"
+                + " to received messages not yet closed, so no receive is posted and "
+                + consequence + "; close received messages to return their buffers"
+                + (quiet > 0 ? " (it ran dry " + quiet + " more times since the last report)" : ""));
+        warned = true;
+        warnedAt = now;
+        quiet = 0;
+    }
+}
