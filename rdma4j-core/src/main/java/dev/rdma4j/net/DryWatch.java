@@ -1,5 +1,6 @@
 package dev.rdma4j.net;
 
+import dev.rdma4j.internal.jfr.Flight;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -35,6 +36,8 @@ final class DryWatch {
     /** Episodes since the last WARNING, logged at DEBUG only (guarded by this). */
     private long quiet;
     private final java.util.function.LongSupplier clock;
+    /** The JFR event of the episode under way, if a recording asks for it (guarded by this). */
+    private Object recorded;
 
     /**
      * @param queue       names the receive queue in the report ("the shared receive queue of ...")
@@ -98,6 +101,10 @@ final class DryWatch {
                 episodes++;
                 ranDry(n);
             } else {
+                if (recorded != null) {
+                    Flight.dryEnded(recorded, queue, buffers, n);
+                    recorded = null;
+                }
                 LOG.log(System.Logger.Level.DEBUG, () -> queue + " has a buffer posted again");
             }
         }
@@ -105,7 +112,7 @@ final class DryWatch {
 
     /** An episode starts (lock held): every one comes here, once. */
     private void ranDry(int lentNow) {
-        // JFR: receive queue dry
+        recorded = Flight.on ? Flight.dryStarted() : null; // the JFR event ends with the episode
         long now = clock.getAsLong();
         if (warned && now - warnedAt < QUIET.toNanos()) {
             quiet++;

@@ -29,7 +29,7 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Issue 33 item 3: a JFR recording with rdma4j's configuration ({@code rdma4j.jfc} in the core jar), made in the
  * guest and read back: a connection's life (established on both sides, closed), a connect that failed, a failed
- * completion with its status, credit stalls, long engine turns; and the counters of a connection and an engine agree
+ * completion with its status, credit stalls, a dry receive queue, long engine turns; and the counters of a connection and an engine agree
  * with what the test did. Without a recording, no event is made ({@link Flight#on} is false).
  */
 @Tag("device")
@@ -64,6 +64,13 @@ class FlightRecorderDeviceTest {
                         List<CompletableFuture<Void>> sent = new ArrayList<>();
                         for (int i = 0; i < MESSAGES; i++) {
                             sent.add(c.sendAsync(new byte[] {(byte) i, 1, 2, 3}));
+                        }
+                        // the server's 16 buffers all lent to messages not taken yet: its receive queue is dry
+                        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(T);
+                        while (s.counters().receiveBuffersLent() < 16) {
+                            assertThat(System.nanoTime()).as("16 messages arrived; %s", s.counters())
+                                    .isLessThan(deadline);
+                            Thread.onSpinWait();
                         }
                         for (int i = 0; i < MESSAGES; i++) {
                             try (Message m = s.receive(Duration.ofSeconds(T))) {
@@ -114,6 +121,8 @@ class FlightRecorderDeviceTest {
                 });
         assertThat(named(events, "dev.rdma4j.CreditStall")).as("the client's sends waited for credits").isNotEmpty()
                 .allSatisfy(e -> assertThat(e.getDuration()).isPositive());
+        assertThat(named(events, "dev.rdma4j.ReceiveQueueDry")).as("the server's queue while 16 messages waited")
+                .anySatisfy(e -> assertThat(e.getInt("buffers")).isEqualTo(16));
         assertThat(named(events, "dev.rdma4j.LongTurn")).as("turns over the 0 ms threshold").isNotEmpty()
                 .allSatisfy(e -> assertThat(e.getString("engine")).isNotEmpty());
         assertThat(Flight.on).as("the recording closed: the flag follows it").isFalse();
