@@ -149,8 +149,8 @@ final class RdmaPipe {
     private final AtomicInteger lent = new AtomicInteger();
     /** The buffers zero-copy sends in flight read from, in posting order (send completions come in that order). */
     private final ArrayDeque<ByteBuf> held = new ArrayDeque<>();
-    /** Messages sent from registered application memory, without a copy (for tests). */
-    long zeroCopySends;
+    /** Messages and bytes by path: copied, zero-copy, rendezvous, read ({@link RdmaChannel#counters()}). */
+    final PathCounters counters = new PathCounters();
     /** The rendezvous both ways: this side's announced and unread, the peer's being read or waiting to be. */
     private final Rendezvous<Outbound, Inbound> rendezvous = new Rendezvous<>();
     /** A registration for a rendezvous failed (memlock limit): large writes are copied from then on. */
@@ -158,9 +158,6 @@ final class RdmaPipe {
     /** The outbound buffer's buffer this side holds pieces of (its reference count is 1 + the holds). */
     private ByteBuf sharing;
     private int sharedHolds;
-    /** Rendezvous announced, and read (for tests). */
-    long rendezvousSends;
-    long rendezvousReads;
 
     private Peer peer;
     private int sendSize;
@@ -336,7 +333,7 @@ final class RdmaPipe {
                 batch.sendWithImmediate(ZERO_COPY, at.region(), at.offset(), len, takeGrants(0));
                 held.add(hold(first));
                 in.removeBytes(len);
-                zeroCopySends++;
+                counters.zeroCopy(len);
                 sentData();
                 if (++n == batch.capacity()) {
                     post(batch);
@@ -367,6 +364,7 @@ final class RdmaPipe {
                 in.removeBytes(take);
             }
             int len = v.position();
+            counters.copied(len);
             batch.sendWithImmediate(slot, sendRegion, (long) slot * size, len, takeGrants(0));
             if (len <= inlineThreshold) {
                 batch.inline();
@@ -452,7 +450,7 @@ final class RdmaPipe {
         }
         rendezvous.announced(new Outbound(hold(b), r));
         in.removeBytes(len);
-        rendezvousSends++;
+        counters.rendezvous(len);
         sentData();
         return true;
     }
@@ -697,7 +695,7 @@ final class RdmaPipe {
             }
             r.data = dest;
             sqOutstanding++;
-            rendezvousReads++;
+            counters.read(r.length);
             try {
                 post(control);
             } catch (IOException e) {
