@@ -640,16 +640,16 @@ public final class RdmaChannel extends AbstractChannel implements DuplexChannel 
         return t == null ? 0 : t.lentBuffers();
     }
 
-    /** For tests: messages sent straight from registered application memory so far. */
-    long zeroCopySends() {
+    /**
+     * What this channel has sent, by path (copied into send buffers, zero-copy, rendezvous), and read of the peer's
+     * rendezvous: counted on the event loop as messages are posted, snapshot from any thread (see
+     * {@link RdmaChannelCounters} for how current it is).
+     *
+     * @return the counts so far; {@link RdmaChannelCounters#NONE} before the connection is set up
+     */
+    public RdmaChannelCounters counters() {
         RdmaPipe t = pipe;
-        return t == null ? 0 : t.zeroCopySends;
-    }
-
-    /** For tests: large writes announced for the peer to read, and the peer's announcements read, so far. */
-    long[] rendezvous() {
-        RdmaPipe t = pipe;
-        return t == null ? new long[2] : new long[] {t.rendezvousSends, t.rendezvousReads};
+        return t == null ? RdmaChannelCounters.NONE : t.counters.snapshot();
     }
 
     @Override

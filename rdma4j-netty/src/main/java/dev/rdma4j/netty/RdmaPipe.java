@@ -21,12 +21,7 @@ import dev.rdma4j.net.protocol.Immediate;
 import dev.rdma4j.net.protocol.Rendezvous;
 import dev.rdma4j.net.protocol.SendSlots;
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufAllocator;
-import io.netty.buffer.UnpooledDirectByteBuf;
 import io.netty.channel.ChannelOutboundBuffer;
-import io.netty.util.ResourceLeakDetector;
-import io.netty.util.ResourceLeakDetectorFactory;
-import io.netty.util.ResourceLeakTracker;
 import io.netty.util.concurrent.ScheduledFuture;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
@@ -65,6 +60,8 @@ final class RdmaPipe {
     private static final long MARK = -1;
     /** wr_id of a message sent from the application's registered buffer (held until it completes). */
     private static final long ZERO_COPY = -2;
+    /** wr_id of such a message whose write completes only with its send (the buffer has other holders). */
+    private static final long WAITING = -4;
     /** Readable bytes from which a write in registered memory is sent from it rather than copied. */
     static final int ZERO_COPY_MIN = RdmaByteBufAllocator.MIN_BLOCK;
     /** wr_id of the RDMA READ that fetches a rendezvous' data. */
@@ -83,8 +80,6 @@ final class RdmaPipe {
     private static final int RENDEZVOUS_BYTES = 16;
     /** Send queue room beyond the send buffers, for zero-copy, mark and read requests. */
     private static final int EXTRA_SENDS = 16;
-    private static final ResourceLeakDetector<ByteBuf> LEAKS =
-            ResourceLeakDetectorFactory.instance().newResourceLeakDetector(ByteBuf.class);
 
     /** A connection's sizes, read once from the channel's options: what is posted is what is announced. */
     record Sizes(int receiveBuffers, int sendBuffers, int messageSize, int inlineThreshold, int rendezvousThreshold,
@@ -149,8 +144,10 @@ final class RdmaPipe {
     private final AtomicInteger lent = new AtomicInteger();
     /** The buffers zero-copy sends in flight read from, in posting order (send completions come in that order). */
     private final ArrayDeque<ByteBuf> held = new ArrayDeque<>();
-    /** Messages sent from registered application memory, without a copy (for tests). */
-    long zeroCopySends;
+    /** Where the next bytes to post are in the outbound buffer, and which posted bytes may leave it. */
+    private final OutboundCursor cursor;
+    /** Messages and bytes by path: copied, zero-copy, rendezvous, read ({@link RdmaChannel#counters()}). */
+    final PathCounters counters = new PathCounters();
     /** The rendezvous both ways: this side's announced and unread, the peer's being read or waiting to be. */
     private final Rendezvous<Outbound, Inbound> rendezvous = new Rendezvous<>();
     /** A registration for a rendezvous failed (memlock limit): large writes are copied from then on. */
@@ -158,9 +155,6 @@ final class RdmaPipe {
     /** The outbound buffer's buffer this side holds pieces of (its reference count is 1 + the holds). */
     private ByteBuf sharing;
     private int sharedHolds;
-    /** Rendezvous announced, and read (for tests). */
-    long rendezvousSends;
-    long rendezvousReads;
 
     private Peer peer;
     private int sendSize;
@@ -199,6 +193,7 @@ final class RdmaPipe {
         this.inlineThreshold = sizes.inlineThreshold();
         this.rendezvousThreshold = sizes.rendezvousThreshold();
         this.sqCapacity = sendSlots + EXTRA_SENDS;
+        this.cursor = new OutboundCursor(sqCapacity);
         this.peer = peer;
         this.pendingSlot = new int[recvSlots];
         this.pendingLen = new int[recvSlots];
@@ -299,27 +294,25 @@ final class RdmaPipe {
 
     /**
      * Copies what the outbound buffer holds into free send buffers, packing small writes and cutting large ones
-     * into messages of at most the peer's size, and posts them as one list; a large write in registered memory (that
-     * only the outbound buffer holds) goes from its own memory instead. Stops when credits or buffers run out: the
-     * rest waits in the outbound buffer until a completion brings them back.
+     * into messages of at most the peer's size, and posts them as one list; a large write in registered memory goes
+     * from its own memory instead (its write completing with its send when others hold the buffer too:
+     * {@link OutboundCursor}). Stops when credits or buffers run out: the rest waits in the outbound buffer until a
+     * completion brings them back.
      */
     void write(ChannelOutboundBuffer in) throws IOException {
+        cursor.begin(in);
         int n = 0;
         for (;;) {
-            Object m = in.current();
-            if (m == null) {
+            ByteBuf first = cursor.current();
+            if (first == null) {
                 break;
             }
-            ByteBuf first = (ByteBuf) m;
-            if (!first.isReadable()) {
-                in.remove();
-                continue;
-            }
-            if (rendezvous(first)) {
+            int off = cursor.offset();
+            if (rendezvous(first, off)) {
                 if (!canSendData(true) || !rendezvous.canAnnounce()) {
                     break; // a credit, a send buffer or a read by the peer brings it on
                 }
-                if (announce(first, in)) {
+                if (announce(first, off)) {
                     if (++n == batch.capacity()) {
                         post(batch);
                         n = 0;
@@ -327,16 +320,18 @@ final class RdmaPipe {
                     continue;
                 } // else not registered: copied below
             }
-            RegisteredMemory.Located at = zeroCopy(first);
+            RegisteredMemory.Located at = zeroCopy(first, off);
             if (!canSendData(at == null)) {
                 break;
             }
             if (at != null) { // straight from the application's registered memory: held until the send completes
-                int len = Math.min(first.readableBytes(), sendSize);
-                batch.sendWithImmediate(ZERO_COPY, at.region(), at.offset(), len, takeGrants(0));
+                int len = Math.min(first.readableBytes() - off, sendSize);
+                boolean waits = !owned(first); // others hold it: its write completes with the send
+                batch.sendWithImmediate(waits ? WAITING : ZERO_COPY, at.region(), at.offset(), len, takeGrants(0));
                 held.add(hold(first));
-                in.removeBytes(len);
-                zeroCopySends++;
+                cursor.take(len, waits);
+                cursor.posted(waits);
+                counters.zeroCopy(len);
                 sentData();
                 if (++n == batch.capacity()) {
                     post(batch);
@@ -347,26 +342,22 @@ final class RdmaPipe {
             int slot = nextSlot();
             ByteBuffer v = sendViews[slot];
             v.clear().limit(sendSize);
-            while (v.hasRemaining()) {
-                Object c = in.current();
-                if (!(c instanceof ByteBuf b)) {
-                    break;
-                }
-                int take = Math.min(b.readableBytes(), v.remaining());
-                if (take == 0) {
-                    in.remove();
-                    continue;
-                }
-                if (v.position() > 0 && (zeroCopy(b) != null || rendezvous(b))) {
+            ByteBuf b;
+            while (v.hasRemaining() && (b = cursor.current()) != null) {
+                int bOff = cursor.offset();
+                int take = Math.min(b.readableBytes() - bOff, v.remaining());
+                if (v.position() > 0 && (zeroCopy(b, bOff) != null || rendezvous(b, bOff))) {
                     break; // it goes on its own, without a copy
                 }
                 int limit = v.limit();
                 v.limit(v.position() + take);
-                b.getBytes(b.readerIndex(), v);
+                b.getBytes(b.readerIndex() + bOff, v);
                 v.limit(limit);
-                in.removeBytes(take);
+                cursor.take(take, false);
             }
+            cursor.posted(false);
             int len = v.position();
+            counters.copied(len);
             batch.sendWithImmediate(slot, sendRegion, (long) slot * size, len, takeGrants(0));
             if (len <= inlineThreshold) {
                 batch.inline();
@@ -377,7 +368,8 @@ final class RdmaPipe {
                 n = 0;
             }
         }
-        writeBlocked = in.current() != null;
+        writeBlocked = cursor.hasUnposted();
+        cursor.end();
         if (n > 0) {
             post(batch);
         }
@@ -387,23 +379,23 @@ final class RdmaPipe {
     }
 
     /**
-     * Where {@code b}'s next message lies in registered memory of this loop, if it is large enough to be sent so and
-     * only the outbound buffer holds it (its write completes when it is posted: nobody may change it after that).
+     * Where {@code b}'s next message (from {@code off} bytes past its reader index) lies in registered memory of this
+     * loop, if it is large enough to be sent from there.
      */
-    private RegisteredMemory.Located zeroCopy(ByteBuf b) {
-        int readable = b.readableBytes();
-        return readable >= ZERO_COPY_MIN && owned(b) ? memory.locate(b, Math.min(readable, sendSize)) : null;
+    private RegisteredMemory.Located zeroCopy(ByteBuf b, int off) {
+        int readable = b.readableBytes() - off;
+        return readable >= ZERO_COPY_MIN ? memory.locate(b, b.readerIndex() + off, Math.min(readable, sendSize)) : null;
     }
 
     /** Whether {@code b}'s next bytes go by rendezvous: large, direct, in one piece, held by nobody else. */
-    private boolean rendezvous(ByteBuf b) {
-        return !rendezvousRefused && b.readableBytes() >= rendezvousThreshold && b.isDirect() && b.nioBufferCount() == 1
-                && owned(b);
+    private boolean rendezvous(ByteBuf b, int off) {
+        return !rendezvousRefused && b.readableBytes() - off >= rendezvousThreshold && b.isDirect()
+                && b.nioBufferCount() == 1 && owned(b);
     }
 
     /**
      * Whether only the outbound buffer (and this pipe's holds of earlier pieces) holds {@code b}: then nobody can
-     * change its bytes while the device reads them.
+     * change its bytes while the device reads them, even once its write completed.
      */
     private boolean owned(ByteBuf b) {
         return b.refCnt() == 1 + (b == sharing ? sharedHolds : 0);
@@ -431,12 +423,12 @@ final class RdmaPipe {
      *
      * @return false when the registration failed (large writes are copied from then on)
      */
-    private boolean announce(ByteBuf b, ChannelOutboundBuffer in) {
-        int len = Math.min(b.readableBytes(), RENDEZVOUS_MAX);
+    private boolean announce(ByteBuf b, int off) throws IOException {
+        int len = Math.min(b.readableBytes() - off, RENDEZVOUS_MAX);
         MemoryRegion r;
         try { // the buffer is held until the region is closed: its memory outlives the registration
-            r = memory.protectionDomain().registerUnsafe(MemorySegment.ofBuffer(b.nioBuffer(b.readerIndex(), len)),
-                    AccessFlag.REMOTE_READ);
+            r = memory.protectionDomain().registerUnsafe(
+                    MemorySegment.ofBuffer(b.nioBuffer(b.readerIndex() + off, len)), AccessFlag.REMOTE_READ);
         } catch (VerbsException | RuntimeException e) {
             rendezvousRefused = true;
             System.getLogger("dev.rdma4j.netty").log(System.Logger.Level.WARNING, channel + ": registering a large"
@@ -451,8 +443,9 @@ final class RdmaPipe {
             batch.inline();
         }
         rendezvous.announced(new Outbound(hold(b), r));
-        in.removeBytes(len);
-        rendezvousSends++;
+        cursor.take(len, false); // only the outbound buffer holds it: nobody changes it
+        cursor.posted(false);
+        counters.rendezvous(len);
         sentData();
         return true;
     }
@@ -507,9 +500,9 @@ final class RdmaPipe {
         }
     }
 
-    /** Whether writes wait for credits or buffers that are now back. */
+    /** Whether writes wait for credits or buffers that are now back, or sent bytes may leave the outbound buffer. */
     boolean wantsFlush() {
-        return writeBlocked && canSendData(false);
+        return (writeBlocked && canSendData(false)) || cursor.hasRemovable();
     }
 
     /**
@@ -531,7 +524,7 @@ final class RdmaPipe {
     /** Whether something is due in the after-I/O pass. */
     private boolean afterIoDue() {
         return credits.owesData() || credits.readsDoneOwed() > 0 || writeBlocked || endPending
-                || (peerEnded && !peerEndReported);
+                || (peerEnded && !peerEndReported) || cursor.hasRemovable();
     }
 
     // ---------------------------------------------------------------- completions (engine thread = event loop)
@@ -555,10 +548,13 @@ final class RdmaPipe {
         long id = wc.wrId();
         if (id >= 0) {
             slots.done((int) id);
-        } else if (id == ZERO_COPY) {
+        } else if (id == ZERO_COPY || id == WAITING) {
             ByteBuf b = held.poll();
             if (b != null) {
                 unhold(b);
+            }
+            if (id == WAITING) {
+                cursor.sent(); // its bytes may leave the outbound buffer: their writes complete
             }
         } else if (id == READ) {
             readDone(wc.isSuccess());
@@ -676,7 +672,7 @@ final class RdmaPipe {
                     dest.release();
                     dest = io.netty.buffer.Unpooled.directBuffer(r.length, r.length);
                 }
-                RegisteredMemory.Located at = memory.locate(dest, r.length);
+                RegisteredMemory.Located at = memory.locate(dest, dest.readerIndex(), r.length);
                 MemoryRegion region;
                 long offset = 0;
                 if (at != null) {
@@ -697,7 +693,7 @@ final class RdmaPipe {
             }
             r.data = dest;
             sqOutstanding++;
-            rendezvousReads++;
+            counters.read(r.length);
             try {
                 post(control);
             } catch (IOException e) {
@@ -1023,32 +1019,6 @@ final class RdmaPipe {
             this.address = address;
             this.rkey = rkey;
             this.length = length;
-        }
-    }
-
-    /**
-     * A received message in its registered receive buffer: released (reference count 0), the buffer is posted again.
-     * Tracked by Netty's leak detector.
-     */
-    static final class ReceivedBuf extends UnpooledDirectByteBuf {
-        private final RdmaPipe pipe;
-        private final int slot;
-        private final ResourceLeakTracker<ByteBuf> leak;
-
-        ReceivedBuf(ByteBufAllocator alloc, RdmaPipe pipe, int slot, ByteBuffer data) {
-            super(alloc, data, data.remaining());
-            this.pipe = pipe;
-            this.slot = slot;
-            this.leak = LEAKS.track(this);
-        }
-
-        @Override
-        protected void deallocate() {
-            super.deallocate(); // the memory is the receive region's: nothing freed
-            if (leak != null) {
-                leak.close(this);
-            }
-            pipe.returned(slot);
         }
     }
 }

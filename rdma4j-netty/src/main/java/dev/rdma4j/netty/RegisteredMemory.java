@@ -45,16 +45,16 @@ final class RegisteredMemory {
     }
 
     /**
-     * The region that holds {@code length} readable bytes of {@code buf} from its reader index, with the offset of
-     * the first, or null when they are not in one region of this memory (heap, other memory, several pieces).
+     * The region that holds {@code length} bytes of {@code buf} from {@code index}, with the offset of the first, or
+     * null when they are not in one region of this memory (heap, other memory, several pieces).
      *
      * @return {@code [region, offset]} as a {@link Located}, or null
      */
-    Located locate(ByteBuf buf, int length) {
+    Located locate(ByteBuf buf, int index, int length) {
         if (!buf.isDirect() || buf.nioBufferCount() != 1) {
             return null;
         }
-        ByteBuffer nio = buf.nioBuffer(buf.readerIndex(), length);
+        ByteBuffer nio = buf.nioBuffer(index, length);
         long address = MemorySegment.ofBuffer(nio).address();
         Map.Entry<Long, MemoryRegion> e = regions.floorEntry(address);
         if (e == null) {

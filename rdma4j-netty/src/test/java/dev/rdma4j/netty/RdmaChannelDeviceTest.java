@@ -217,7 +217,8 @@ class RdmaChannelDeviceTest {
             assertThat(collect.done.get(T, TimeUnit.SECONDS)).isEqualTo(data);
             // every buffer lent to Collect came back (it releases each before the last one completes it)
             assertThat(((RdmaChannel) c).lentBuffers()).as("receive buffers still lent").isZero();
-            long[] zeroCopy = {((RdmaChannel) c).zeroCopySends(), ((RdmaChannel) c).rendezvous()[0]};
+            RdmaChannelCounters sent = ((RdmaChannel) c).counters();
+            long[] zeroCopy = {sent.zeroCopyMessages(), sent.rendezvousMessages()};
             dev.rdma4j.QpAttributes qa = ((RdmaChannel) c).queuePair().query();
             System.out.printf("RdmaChannel's QP from rdma_cm: ACK timeout %d, retry count %d, RNR retry %d%n",
                     qa.timeout(), qa.retryCount(), qa.rnrRetry());
@@ -278,8 +279,8 @@ class RdmaChannelDeviceTest {
             c.flush();
             assertThat(collect.done.get(T, TimeUnit.SECONDS)).isEqualTo(data);
             // 5 MiB in five pieces of RENDEZVOUS_MAX (1 MiB), 300,000 B, 1 MiB; the write one byte short is sent
-            assertThat(((RdmaChannel) c).rendezvous()[0]).isEqualTo(7);
-            assertThat(((RdmaChannel) child.get()).rendezvous()[1]).isEqualTo(7);
+            assertThat(((RdmaChannel) c).counters().rendezvousMessages()).isEqualTo(7);
+            assertThat(((RdmaChannel) child.get()).counters().readMessages()).isEqualTo(7);
             // the peer's count of reads comes with its next message
             assertThat(released.await(T, TimeUnit.SECONDS)).as("the sender let every direct write go").isTrue();
             c.close().sync();
@@ -439,7 +440,7 @@ class RdmaChannelDeviceTest {
             }
             last.sync();
             assertThat(serverCrc.get(T, TimeUnit.SECONDS)).isEqualTo(crc.getValue());
-            long rendezvous = ((RdmaChannel) c).rendezvous()[0];
+            long rendezvous = ((RdmaChannel) c).counters().rendezvousMessages();
             c.close().sync();
             return rendezvous;
         } finally {
