@@ -17,6 +17,7 @@ module dev.rdma4j.netty {
     requires transitive io.netty.buffer;
     requires transitive io.netty.common;
     requires transitive io.netty.transport;
+    requires jdk.jfr; // the rendezvous event (NettyFlight), off unless a recording asks
 
     exports dev.rdma4j.netty;
 }

@@ -38,7 +38,8 @@ import java.util.concurrent.RejectedExecutionException;
  *
  * <p>Data movement: writes are copied into registered send buffers ({@link RdmaChannelOption#SEND_BUFFERS} of
  * {@link RdmaChannelOption#MESSAGE_SIZE} bytes) and sent with {@code IBV_WR_SEND_WITH_IMM}, small writes packed into
- * one message and a flush's messages posted as one list ({@code ibv_post_send}). Received messages arrive as
+ * one message and a flush's messages posted as one list ({@code ibv_post_send}); writes in registered memory go from
+ * it (zero-copy), large direct ones by rendezvous: {@link #counters()} says which. Received messages arrive as
  * {@link ByteBuf}s over the registered receive buffer itself; its {@code release()} posts it again
  * ({@code ibv_post_recv}). While half the receive buffers are held by the application, further messages are copied
  * into buffers of the channel's allocator instead, so a reader that keeps buffers (a decoder waiting for the rest

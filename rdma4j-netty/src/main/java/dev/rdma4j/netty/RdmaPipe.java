@@ -442,7 +442,7 @@ final class RdmaPipe {
         if (RENDEZVOUS_BYTES <= inlineThreshold) {
             batch.inline();
         }
-        rendezvous.announced(new Outbound(hold(b), r));
+        rendezvous.announced(new Outbound(hold(b), r, NettyFlight.started()));
         cursor.take(len, false); // only the outbound buffer holds it: nobody changes it
         cursor.posted(false);
         counters.rendezvous(len);
@@ -588,6 +588,7 @@ final class RdmaPipe {
         for (int read = Immediate.readsDone(imm); read > 0; read--) {
             Outbound o = rendezvous.readByPeer();
             if (o != null) { // the peer has the bytes: deregister, release
+                NettyFlight.ended(o.recorded(), channel, o.region().length(), true, true);
                 closeQuietly(o.region());
                 unhold(o.buf());
             }
@@ -692,6 +693,7 @@ final class RdmaPipe {
                 return;
             }
             r.data = dest;
+            r.recorded = NettyFlight.started();
             sqOutstanding++;
             counters.read(r.length);
             try {
@@ -709,6 +711,7 @@ final class RdmaPipe {
         if (r == null) {
             return;
         }
+        NettyFlight.ended(r.recorded, channel, r.length, false, ok);
         closeQuietly(r.own);
         r.own = null;
         if (ok && !closing && !r.dropped) {
@@ -997,7 +1000,7 @@ final class RdmaPipe {
     }
 
     /** A rendezvous this side announced: the buffer held and the region the peer reads, until it says it read. */
-    private record Outbound(ByteBuf buf, MemoryRegion region) {
+    private record Outbound(ByteBuf buf, MemoryRegion region, Object recorded) {
     }
 
     /** A rendezvous the peer announced, from its announcement to its delivery. Loop thread only. */
@@ -1013,6 +1016,8 @@ final class RdmaPipe {
         boolean done;
         /** Not wanted (input shut down): released once read, never delivered. */
         boolean dropped;
+        /** The JFR event of its read, if a recording asks for one. */
+        Object recorded;
 
         Inbound(int slot, long address, int rkey, int length) {
             this.slot = slot;

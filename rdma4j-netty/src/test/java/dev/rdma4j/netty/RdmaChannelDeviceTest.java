@@ -249,10 +249,18 @@ class RdmaChannelDeviceTest {
     /**
      * Large direct writes go by read rendezvous (the receiver RDMA READs them), in their place in the stream between
      * small copied writes; a write over {@code RENDEZVOUS_MAX} is several rendezvous; the sender's buffers are let go
-     * once read.
+     * once read. A JFR recording with rdma4j's configuration sees each rendezvous on both sides
+     * ({@code dev.rdma4j.netty.Rendezvous}).
      */
     @Test
-    void largeWritesAreReadByThePeerInStreamOrder() throws Exception {
+    void largeWritesAreReadByThePeerInStreamOrder(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+            throws Exception {
+        jdk.jfr.Recording recording;
+        try (var jfc = new java.io.InputStreamReader(dev.rdma4j.Rdma.class.getResourceAsStream("/dev/rdma4j/rdma4j.jfc"),
+                java.nio.charset.StandardCharsets.UTF_8)) {
+            recording = new jdk.jfr.Recording(jdk.jfr.Configuration.create(jfc));
+        }
+        recording.start();
         InetSocketAddress address = NettyTestSupport.address();
         int threshold = 256 << 10;
         int[] sizes = {100, 5 << 20, 7, 300_000, threshold - 1, 1 << 20, 3};
@@ -286,7 +294,19 @@ class RdmaChannelDeviceTest {
             c.close().sync();
         } finally {
             server.close().sync();
+            recording.stop();
         }
+        java.nio.file.Path file = dir.resolve("rendezvous.jfr");
+        recording.dump(file);
+        recording.close();
+        var events = jdk.jfr.consumer.RecordingFile.readAllEvents(file).stream()
+                .filter(e -> e.getEventType().getName().equals("dev.rdma4j.netty.Rendezvous")).toList();
+        long moved = 5L * (1 << 20) + 300_000 + (1 << 20);
+        assertThat(events.stream().filter(e -> e.getBoolean("sent")).mapToLong(e -> e.getLong("bytes")).sum())
+                .as("the sender's 7 rendezvous").isEqualTo(moved);
+        assertThat(events.stream().filter(e -> !e.getBoolean("sent")).mapToLong(e -> e.getLong("bytes")).sum())
+                .as("the receiver's 7 reads").isEqualTo(moved);
+        assertThat(events).hasSize(14).allSatisfy(e -> assertThat(e.getBoolean("succeeded")).isTrue());
     }
 
     /**

@@ -1,0 +1,97 @@
+package dev.rdma4j.netty;
+
+import jdk.jfr.Category;
+import jdk.jfr.DataAmount;
+import jdk.jfr.Description;
+import jdk.jfr.Enabled;
+import jdk.jfr.Event;
+import jdk.jfr.EventType;
+import jdk.jfr.FlightRecorder;
+import jdk.jfr.FlightRecorderListener;
+import jdk.jfr.Label;
+import jdk.jfr.Name;
+import jdk.jfr.Recording;
+import jdk.jfr.StackTrace;
+
+/**
+ * rdma4j-netty's JFR event, {@code dev.rdma4j.netty.Rendezvous}: a large write moved by rendezvous (the receiver
+ * RDMA-reads it from the sender's registered memory), recorded on both sides with its duration: the sender's from the
+ * announcement to the peer's word that it read, the receiver's from posting the read to its completion. Disabled
+ * unless a recording enables it (the core's {@code dev/rdma4j/rdma4j.jfc} does). As in the core's events, the pipe
+ * reads one volatile flag, {@link #on}, which a {@link FlightRecorderListener} keeps true only while a recording
+ * enables the event: otherwise nothing is made or timed.
+ *
+ * <p>Threading: the events are made and committed on the channel's event loop; the flag is read by it and written by
+ * the recorder's listener.
+ */
+final class NettyFlight {
+    /** Whether a recording enables the rendezvous event. */
+    static volatile boolean on;
+
+    static {
+        try {
+            if (FlightRecorder.isAvailable()) {
+                FlightRecorder.addListener(new FlightRecorderListener() {
+                    @Override
+                    public void recordingStateChanged(Recording recording) {
+                        on = EventType.getEventType(RendezvousEvent.class).isEnabled();
+                    }
+                });
+                on = EventType.getEventType(RendezvousEvent.class).isEnabled();
+            }
+        } catch (RuntimeException | LinkageError unavailable) {
+            on = false; // no recorder in this runtime: never on
+        }
+    }
+
+    private NettyFlight() {
+    }
+
+    /** A rendezvous starts (announced, or its read posted): its event begun, or null if none is recorded. */
+    static Object started() {
+        if (!on) {
+            return null;
+        }
+        var e = new RendezvousEvent();
+        if (!e.isEnabled()) {
+            return null;
+        }
+        e.begin();
+        return e;
+    }
+
+    /** The rendezvous {@link #started} began is over: read by the peer ({@code sent}), or read by this side. */
+    static void ended(Object started, Object channel, long bytes, boolean sent, boolean succeeded) {
+        if (started == null) {
+            return;
+        }
+        var e = (RendezvousEvent) started;
+        e.end();
+        if (e.shouldCommit()) {
+            e.channel = String.valueOf(channel);
+            e.bytes = bytes;
+            e.sent = sent;
+            e.succeeded = succeeded;
+            e.commit();
+        }
+    }
+
+    @Name("dev.rdma4j.netty.Rendezvous")
+    @Label("RDMA Rendezvous Transfer")
+    @Category({"rdma4j", "Netty"})
+    @Description("A large write moved by rendezvous: the receiver reads it from the sender's registered memory")
+    @Enabled(false)
+    @StackTrace(false)
+    static final class RendezvousEvent extends Event {
+        @Label("Channel")
+        String channel;
+        @Label("Bytes")
+        @DataAmount
+        long bytes;
+        @Label("Sent")
+        @Description("True on the sender (announced until the peer read it), false on the receiver (its read)")
+        boolean sent;
+        @Label("Succeeded")
+        boolean succeeded;
+    }
+}
