@@ -3,13 +3,11 @@ package dev.rdma4j;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.lang.ref.WeakReference;
+import dev.rdma4j.testing.LogCapture;
 import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
-import java.util.logging.Handler;
 import java.util.logging.LogRecord;
-import java.util.logging.Logger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -23,34 +21,18 @@ import org.junit.jupiter.api.Test;
 class LeakDetectionTest {
     private static final long DEADLINE_SECONDS = 60;
 
-    private final List<LogRecord> records = new CopyOnWriteArrayList<>();
-    private final Handler capture = new Handler() {
-        @Override
-        public void publish(LogRecord r) {
-            records.add(r);
-        }
-
-        @Override
-        public void flush() {
-        }
-
-        @Override
-        public void close() {
-        }
-    };
-    private Logger logger; // held: java.util.logging keeps loggers weakly
+    private LogCapture log;
     private LeakDetection.Level was;
 
     @BeforeEach
     void capture() {
         was = LeakDetection.level();
-        logger = Logger.getLogger(LeakDetection.LOGGER);
-        logger.addHandler(capture);
+        log = LogCapture.of(LeakDetection.LOGGER);
     }
 
     @AfterEach
     void restore() {
-        logger.removeHandler(capture);
+        log.close();
         LeakDetection.setLevel(was);
     }
 
@@ -81,7 +63,7 @@ class LeakDetectionTest {
     }
 
     private List<LogRecord> reportsOf(String name) {
-        return records.stream().filter(r -> r.getMessage() != null && r.getMessage().startsWith("LEAK: " + name + " ")).toList();
+        return log.records().stream().filter(r -> r.getMessage() != null && r.getMessage().startsWith("LEAK: " + name + " ")).toList();
     }
 
     @Test

@@ -1,14 +1,12 @@
 package dev.rdma4j.net;
 
+import dev.rdma4j.testing.LogCapture;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
-import java.util.logging.Handler;
 import java.util.logging.Level;
 import java.util.logging.LogRecord;
-import java.util.logging.Logger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -18,38 +16,20 @@ import org.junit.jupiter.api.Test;
  * the state follows the count whatever the threads do.
  */
 class DryWatchTest {
-    private final List<LogRecord> records = new CopyOnWriteArrayList<>();
-    private final Handler capture = new Handler() {
-        @Override
-        public void publish(LogRecord r) {
-            records.add(r);
-        }
-
-        @Override
-        public void flush() {
-        }
-
-        @Override
-        public void close() {
-        }
-    };
-    private Logger logger; // held: java.util.logging keeps loggers weakly
+    private LogCapture log;
 
     @BeforeEach
     void capture() {
-        logger = Logger.getLogger(DryWatch.LOGGER);
-        logger.addHandler(capture);
-        logger.setUseParentHandlers(false); // the racing test reports many episodes: not to the console
+        log = LogCapture.of(DryWatch.LOGGER).quiet(); // the racing test reports many episodes: not to the console
     }
 
     @AfterEach
     void release() {
-        logger.removeHandler(capture);
-        logger.setUseParentHandlers(true);
+        log.close();
     }
 
     private List<LogRecord> warnings() {
-        return records.stream().filter(r -> r.getLevel() == Level.WARNING).toList();
+        return log.records().stream().filter(r -> r.getLevel() == Level.WARNING).toList();
     }
 
     @Test

@@ -3,6 +3,7 @@ package dev.rdma4j.net;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.rdma4j.testing.LogCapture;
 import dev.rdma4j.AccessFlag;
 import dev.rdma4j.AsyncEvent;
 import dev.rdma4j.MemoryRegion;
@@ -20,10 +21,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
-import java.util.logging.Handler;
 import java.util.logging.Level;
 import java.util.logging.LogRecord;
-import java.util.logging.Logger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
@@ -52,44 +51,26 @@ class SharedReceiveServerDeviceTest {
      */
     private static final int HELD = 13;
 
-    private final List<LogRecord> records = new CopyOnWriteArrayList<>();
-    private final Handler capture = new Handler() {
-        @Override
-        public void publish(LogRecord r) {
-            records.add(r);
-        }
-
-        @Override
-        public void flush() {
-        }
-
-        @Override
-        public void close() {
-        }
-    };
-    private Logger logger; // held: java.util.logging keeps loggers weakly
+    private LogCapture log;
 
     @BeforeEach
     void captureTheLog() {
-        logger = Logger.getLogger(DryWatch.LOGGER);
-        logger.addHandler(capture);
-        logger.setLevel(Level.ALL); // the DEBUG records too (the console's handler still prints INFO and above)
+        log = LogCapture.of(DryWatch.LOGGER).level(Level.ALL); // DEBUG too (the console still prints INFO and up)
     }
 
     @AfterEach
     void stopCapturing() {
-        logger.removeHandler(capture);
-        logger.setLevel(null);
+        log.close();
     }
 
     /** The records of dry episodes, at any level. */
     private List<String> dryRecords() {
-        return records.stream().map(LogRecord::getMessage).filter(m -> m != null && m.contains("ran dry")).toList();
+        return log.records().stream().map(LogRecord::getMessage).filter(m -> m != null && m.contains("ran dry")).toList();
     }
 
     /** The WARNINGs of dry episodes. */
     private List<String> dryReports() {
-        return records.stream().filter(r -> r.getLevel() == Level.WARNING && r.getMessage().contains("ran dry"))
+        return log.records().stream().filter(r -> r.getLevel() == Level.WARNING && r.getMessage().contains("ran dry"))
                 .map(LogRecord::getMessage).toList();
     }
 
