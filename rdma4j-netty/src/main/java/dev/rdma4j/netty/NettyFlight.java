@@ -14,7 +14,8 @@ import jdk.jfr.Recording;
 import jdk.jfr.StackTrace;
 
 /**
- * rdma4j-netty's JFR event, {@code dev.rdma4j.netty.Rendezvous}: a large write moved by rendezvous (the receiver
+ * rdma4j-netty's JFR events. {@code dev.rdma4j.netty.CreditStall}: a channel's writes waited for the peer's credits
+ * (its duration). {@code dev.rdma4j.netty.Rendezvous}: a large write moved by rendezvous (the receiver
  * RDMA-reads it from the sender's registered memory), recorded on both sides with its duration: the sender's from the
  * announcement to the peer's word that it read, the receiver's from posting the read to its completion. Disabled
  * unless a recording enables it (the core's {@code dev/rdma4j/rdma4j.jfc} does). As in the core's events, the pipe
@@ -25,8 +26,10 @@ import jdk.jfr.StackTrace;
  * the recorder's listener.
  */
 final class NettyFlight {
-    /** Whether a recording enables the rendezvous event. */
+    /** Whether a recording enables one of the events. */
     static volatile boolean on;
+    /** A stall under way that no recording asked to time. */
+    private static final Object NOT_RECORDED = new Object();
 
     static {
         try {
@@ -34,10 +37,10 @@ final class NettyFlight {
                 FlightRecorder.addListener(new FlightRecorderListener() {
                     @Override
                     public void recordingStateChanged(Recording recording) {
-                        on = EventType.getEventType(RendezvousEvent.class).isEnabled();
+                        refresh();
                     }
                 });
-                on = EventType.getEventType(RendezvousEvent.class).isEnabled();
+                refresh();
             }
         } catch (RuntimeException | LinkageError unavailable) {
             on = false; // no recorder in this runtime: never on
@@ -45,6 +48,11 @@ final class NettyFlight {
     }
 
     private NettyFlight() {
+    }
+
+    private static void refresh() {
+        on = EventType.getEventType(RendezvousEvent.class).isEnabled()
+                || EventType.getEventType(CreditStallEvent.class).isEnabled();
     }
 
     /** A rendezvous starts (announced, or its read posted): its event begun, or null if none is recorded. */
@@ -74,6 +82,40 @@ final class NettyFlight {
             e.succeeded = succeeded;
             e.commit();
         }
+    }
+
+    /** Writes began to wait for the peer's credits: the stall's event, or a marker if none is recorded. */
+    static Object stallStarted() {
+        if (on) {
+            var e = new CreditStallEvent();
+            if (e.isEnabled()) {
+                e.begin();
+                return e;
+            }
+        }
+        return NOT_RECORDED;
+    }
+
+    /** The stall {@link #stallStarted} began is over. */
+    static void stallEnded(Object stall, Object channel) {
+        if (stall instanceof CreditStallEvent e) {
+            e.end();
+            if (e.shouldCommit()) {
+                e.channel = String.valueOf(channel);
+                e.commit();
+            }
+        }
+    }
+
+    @Name("dev.rdma4j.netty.CreditStall")
+    @Label("RDMA Channel Credit Stall")
+    @Category({"rdma4j", "Netty"})
+    @Description("An rdma4j-netty channel's writes waited in the outbound buffer for the peer to grant receives")
+    @Enabled(false)
+    @StackTrace(false)
+    static final class CreditStallEvent extends Event {
+        @Label("Channel")
+        String channel;
     }
 
     @Name("dev.rdma4j.netty.Rendezvous")

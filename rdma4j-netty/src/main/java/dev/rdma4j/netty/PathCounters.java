@@ -18,9 +18,10 @@ final class PathCounters {
     private static final int ZERO_COPY = 2;
     private static final int RENDEZVOUS = 4;
     private static final int READ = 6;
+    private static final int STALLS = 8;
 
-    /** Pairs of (messages, bytes) per path. */
-    private final long[] counts = new long[8];
+    /** Pairs of (messages, bytes) per path, then the credit stalls. */
+    private final long[] counts = new long[9];
 
     /** A message carried {@code bytes} copied into a send buffer. */
     void copied(int bytes) {
@@ -42,6 +43,11 @@ final class PathCounters {
         add(READ, bytes);
     }
 
+    /** Writes began to wait for the peer's credits. */
+    void creditStall() {
+        AT.setOpaque(counts, STALLS, (long) AT.getOpaque(counts, STALLS) + 1);
+    }
+
     private void add(int path, int bytes) {
         AT.setOpaque(counts, path, (long) AT.getOpaque(counts, path) + 1);
         AT.setOpaque(counts, path + 1, (long) AT.getOpaque(counts, path + 1) + bytes);
@@ -51,7 +57,8 @@ final class PathCounters {
         return (long) AT.getOpaque(counts, i);
     }
 
-    RdmaChannelCounters snapshot() {
-        return new RdmaChannelCounters(get(0), get(1), get(2), get(3), get(4), get(5), get(6), get(7));
+    RdmaChannelCounters snapshot(int receiveBuffersLent) {
+        return new RdmaChannelCounters(get(0), get(1), get(2), get(3), get(4), get(5), get(6), get(7), get(STALLS),
+                receiveBuffersLent);
     }
 }

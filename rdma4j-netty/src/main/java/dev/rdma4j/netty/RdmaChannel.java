@@ -650,7 +650,7 @@ public final class RdmaChannel extends AbstractChannel implements DuplexChannel 
      */
     public RdmaChannelCounters counters() {
         RdmaPipe t = pipe;
-        return t == null ? RdmaChannelCounters.NONE : t.counters.snapshot();
+        return t == null ? RdmaChannelCounters.NONE : t.counters.snapshot(t.lentBuffers());
     }
 
     @Override

@@ -26,11 +26,16 @@ package dev.rdma4j.netty;
  * @param rendezvousBytes    bytes announced for the peer to read
  * @param readMessages       the peer's rendezvous this side read
  * @param readBytes          bytes this side read from the peer's memory
+ * @param creditStalls       times writes began to wait in the outbound buffer for the peer to grant receives (flow
+ *                           control: the peer's application reads slower than this side writes)
+ * @param receiveBuffersLent receive buffers held now by the application (received {@code ByteBuf}s not released);
+ *                           a gauge, not a count: {@link #minus} keeps this snapshot's, {@link #plus} adds them
  */
 public record RdmaChannelCounters(long copiedMessages, long copiedBytes, long zeroCopyMessages, long zeroCopyBytes,
-        long rendezvousMessages, long rendezvousBytes, long readMessages, long readBytes) {
+        long rendezvousMessages, long rendezvousBytes, long readMessages, long readBytes, long creditStalls,
+        int receiveBuffersLent) {
     /** Nothing sent or read (a channel before its connection is set up). */
-    public static final RdmaChannelCounters NONE = new RdmaChannelCounters(0, 0, 0, 0, 0, 0, 0, 0);
+    public static final RdmaChannelCounters NONE = new RdmaChannelCounters(0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
 
     /**
      * All bytes sent, whatever their path.
@@ -62,7 +67,8 @@ public record RdmaChannelCounters(long copiedMessages, long copiedBytes, long ze
         return new RdmaChannelCounters(copiedMessages - earlier.copiedMessages, copiedBytes - earlier.copiedBytes,
                 zeroCopyMessages - earlier.zeroCopyMessages, zeroCopyBytes - earlier.zeroCopyBytes,
                 rendezvousMessages - earlier.rendezvousMessages, rendezvousBytes - earlier.rendezvousBytes,
-                readMessages - earlier.readMessages, readBytes - earlier.readBytes);
+                readMessages - earlier.readMessages, readBytes - earlier.readBytes,
+                creditStalls - earlier.creditStalls, receiveBuffersLent);
     }
 
     /**
@@ -75,6 +81,7 @@ public record RdmaChannelCounters(long copiedMessages, long copiedBytes, long ze
         return new RdmaChannelCounters(copiedMessages + other.copiedMessages, copiedBytes + other.copiedBytes,
                 zeroCopyMessages + other.zeroCopyMessages, zeroCopyBytes + other.zeroCopyBytes,
                 rendezvousMessages + other.rendezvousMessages, rendezvousBytes + other.rendezvousBytes,
-                readMessages + other.readMessages, readBytes + other.readBytes);
+                readMessages + other.readMessages, readBytes + other.readBytes,
+                creditStalls + other.creditStalls, receiveBuffersLent + other.receiveBuffersLent);
     }
 }

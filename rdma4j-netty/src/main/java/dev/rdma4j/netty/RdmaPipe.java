@@ -148,6 +148,8 @@ final class RdmaPipe {
     private final OutboundCursor cursor;
     /** Messages and bytes by path: copied, zero-copy, rendezvous, read ({@link RdmaChannel#counters()}). */
     final PathCounters counters = new PathCounters();
+    /** While writes wait for the peer's credits: the stall's JFR event, or a marker when none is recorded. */
+    private Object creditStall;
     /** The rendezvous both ways: this side's announced and unread, the peer's being read or waiting to be. */
     private final Rendezvous<Outbound, Inbound> rendezvous = new Rendezvous<>();
     /** A registration for a rendezvous failed (memlock limit): large writes are copied from then on. */
@@ -369,12 +371,26 @@ final class RdmaPipe {
             }
         }
         writeBlocked = cursor.hasUnposted();
+        if ((writeBlocked && !credits.canSendData()) != (creditStall != null)) {
+            creditStallChanged();
+        }
         cursor.end();
         if (n > 0) {
             post(batch);
         }
         if (endPending && !writeBlocked) {
             trySendEnd();
+        }
+    }
+
+    /** Writes began, or ceased, to wait for the peer's credits: counted, and a JFR event when one is recorded. */
+    private void creditStallChanged() {
+        if (creditStall == null) {
+            counters.creditStall();
+            creditStall = NettyFlight.stallStarted();
+        } else {
+            NettyFlight.stallEnded(creditStall, channel);
+            creditStall = null;
         }
     }
 

@@ -177,16 +177,16 @@ class RdmaChannelDeviceTest {
         return a;
     }
 
-    private static void echo(Object... options) throws Exception {
-        echoOn(group, false, options);
+    private static RdmaChannelCounters echo(Object... options) throws Exception {
+        return echoOn(group, false, options);
     }
 
     /**
      * Echoes writes of many sizes; with {@code registered}, they are allocated from the channel's {@code alloc()}.
      *
-     * @return the client channel's zero-copy sends and rendezvous announced
+     * @return the client channel's counters
      */
-    private static long[] echoOn(EventLoopGroup group, boolean registered, Object... options) throws Exception {
+    private static RdmaChannelCounters echoOn(EventLoopGroup group, boolean registered, Object... options) throws Exception {
         InetSocketAddress address = NettyTestSupport.address();
         Channel server = server(group, address, new ChannelInitializer<>() {
             @Override
@@ -218,12 +218,12 @@ class RdmaChannelDeviceTest {
             // every buffer lent to Collect came back (it releases each before the last one completes it)
             assertThat(((RdmaChannel) c).lentBuffers()).as("receive buffers still lent").isZero();
             RdmaChannelCounters sent = ((RdmaChannel) c).counters();
-            long[] zeroCopy = {sent.zeroCopyMessages(), sent.rendezvousMessages()};
+            assertThat(sent.receiveBuffersLent()).isZero();
             dev.rdma4j.QpAttributes qa = ((RdmaChannel) c).queuePair().query();
             System.out.printf("RdmaChannel's QP from rdma_cm: ACK timeout %d, retry count %d, RNR retry %d%n",
                     qa.timeout(), qa.retryCount(), qa.rnrRetry());
             c.close().sync();
-            return zeroCopy;
+            return sent;
         } finally {
             server.close().sync();
         }
@@ -236,14 +236,16 @@ class RdmaChannelDeviceTest {
 
     @Test
     void writesFromTheRegisteredAllocatorLeaveWithoutACopy() throws Exception {
-        long[] zeroCopy = echoOn(group, true, RdmaChannelOption.REGISTERED_ALLOCATOR, true);
+        RdmaChannelCounters sent = echoOn(group, true, RdmaChannelOption.REGISTERED_ALLOCATOR, true);
         // 4,096, 65,536, 65,537, 300,000 and 12,345 bytes are in registered blocks: one message each, and 300,000 in
         // five, every one from the buffer (the pipe's own holds of its earlier pieces do not count as another
         // holder); none reaches the rendezvous threshold
-        assertThat(zeroCopy[0]).isGreaterThanOrEqualTo(9);
-        assertThat(zeroCopy[1]).isZero();
+        assertThat(sent.zeroCopyMessages()).isGreaterThanOrEqualTo(9);
+        assertThat(sent.rendezvousMessages()).isZero();
         // and without the allocator (heap buffers here) every write is copied
-        assertThat(echoOn(group, false)).containsExactly(0, 0);
+        RdmaChannelCounters heap = echoOn(group, false);
+        assertThat(heap.zeroCopyMessages()).isZero();
+        assertThat(heap.rendezvousMessages()).isZero();
     }
 
     /**
@@ -382,8 +384,9 @@ class RdmaChannelDeviceTest {
     @Test
     void echoesWithFewSmallBuffersByCredits() throws Exception {
         // 2 receive buffers of 256 bytes: every message waits for a credit, none may meet RNR
-        echo(RdmaChannelOption.RECEIVE_BUFFERS, 2, RdmaChannelOption.SEND_BUFFERS, 2, RdmaChannelOption.MESSAGE_SIZE,
-                256);
+        RdmaChannelCounters sent = echo(RdmaChannelOption.RECEIVE_BUFFERS, 2, RdmaChannelOption.SEND_BUFFERS, 2,
+                RdmaChannelOption.MESSAGE_SIZE, 256);
+        assertThat(sent.creditStalls()).as("~380 KiB through 2 credits of 256 B: the writes waited").isPositive();
     }
 
     @Test
