@@ -8,7 +8,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * received messages the application has not closed, and reports when every buffer is lent: the queue has none posted,
  * so it has run dry. Each episode is counted and goes through {@link #ranDry} as it starts; the episode ends when a
  * buffer comes back. The report is a {@link System.Logger} WARNING on {@value #LOGGER} that names the queue, says how
- * many buffers are lent and that closing received messages returns them: once per episode, but not more often than
+ * many buffers are lent and that closing received messages returns them (a DEBUG record only for a connection's own
+ * queue, where running dry is the credits' back-pressure): once per episode, but not more often than
  * every {@link #QUIET} per queue (a loaded server may run dry many times a second): the episodes in between are
  * logged at DEBUG and counted in the next WARNING.
  *
@@ -36,6 +37,8 @@ final class DryWatch {
     /** Episodes since the last WARNING, logged at DEBUG only (guarded by this). */
     private long quiet;
     private final java.util.function.LongSupplier clock;
+    /** Whether an episode is a WARNING (spaced by {@link #QUIET}), or DEBUG only. */
+    private final boolean warn;
     /** The JFR event of the episode under way, if a recording asks for it (guarded by this). */
     private Object recorded;
 
@@ -45,11 +48,26 @@ final class DryWatch {
      * @param buffers     the queue's buffers
      */
     DryWatch(String queue, String consequence, int buffers) {
-        this(queue, consequence, buffers, System::nanoTime);
+        this(queue, consequence, buffers, System::nanoTime, true);
+    }
+
+    /**
+     * A watch whose episodes are logged at DEBUG only ({@code warn} false): for a connection's own receive queue,
+     * where running dry is the credit protocol's back-pressure (the peer waits for a credit, no RNR; its
+     * {@code ConnectionCounters.creditStalls()} count it), not a fault; counted and recorded (JFR) all the same.
+     */
+    DryWatch(String queue, String consequence, int buffers, boolean warn) {
+        this(queue, consequence, buffers, System::nanoTime, warn);
     }
 
     /** With a clock of {@link System#nanoTime()}'s kind, for tests of the WARNINGs' spacing. */
     DryWatch(String queue, String consequence, int buffers, java.util.function.LongSupplier clock) {
+        this(queue, consequence, buffers, clock, true);
+    }
+
+    private DryWatch(String queue, String consequence, int buffers, java.util.function.LongSupplier clock,
+            boolean warn) {
+        this.warn = warn;
         this.clock = clock;
         this.queue = queue;
         this.consequence = consequence;
@@ -113,6 +131,12 @@ final class DryWatch {
     /** An episode starts (lock held): every one comes here, once. */
     private void ranDry(int lentNow) {
         recorded = Flight.on ? Flight.dryStarted() : null; // the JFR event ends with the episode
+        if (!warn) { // the credits' back-pressure: DEBUG, the message made only if it is logged (nothing allocated)
+            if (LOG.isLoggable(System.Logger.Level.DEBUG)) {
+                LOG.log(System.Logger.Level.DEBUG, report(lentNow));
+            }
+            return;
+        }
         long now = clock.getAsLong();
         if (warned && now - warnedAt < QUIET.toNanos()) {
             quiet++;
@@ -120,12 +144,15 @@ final class DryWatch {
                     + " are lent");
             return;
         }
-        LOG.log(System.Logger.Level.WARNING, queue + " ran dry: all " + lentNow + " receive buffers are lent"
-                + " to received messages not yet closed, so no receive is posted and "
-                + consequence + "; close received messages to return their buffers"
+        LOG.log(System.Logger.Level.WARNING, report(lentNow)
                 + (quiet > 0 ? " (it ran dry " + quiet + " more times since the last report)" : ""));
         warned = true;
         warnedAt = now;
         quiet = 0;
+    }
+
+    private String report(int lentNow) {
+        return queue + " ran dry: all " + lentNow + " receive buffers are lent to received messages not yet closed,"
+                + " so no receive is posted and " + consequence + "; close received messages to return their buffers";
     }
 }

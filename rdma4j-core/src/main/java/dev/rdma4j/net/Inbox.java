@@ -97,9 +97,9 @@ final class Inbox {
             receiveViews[i] = region.segment().asSlice((long) i * size, size).asReadOnly();
         }
         // the credits keep the peer from sending to a queue without a posted receive (no RNR): running dry here
-        // makes the peer's sends wait for a credit
+        // makes the peer's sends wait for a credit, the protocol's back-pressure, so it is logged at DEBUG only
         watch = new DryWatch("the receive queue of the connection " + name, "its peer's sends wait for a credit",
-                options.receiveBuffers());
+                options.receiveBuffers(), false);
     }
 
     /** With the queue pair driven: posts every receive buffer (of the connection's own receive queue). */

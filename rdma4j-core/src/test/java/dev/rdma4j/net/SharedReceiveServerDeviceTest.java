@@ -283,8 +283,9 @@ class SharedReceiveServerDeviceTest {
 
     /**
      * The same on a connection's own receive queue: the credits keep the peer from sending into it without a
-     * posted receive (no RNR), so its sends wait for a credit instead; holding every buffer is reported all the
-     * same, once per episode.
+     * posted receive (no RNR), so its sends wait for a credit instead, the protocol's back-pressure: holding every
+     * buffer is logged at DEBUG (no WARNING: a reader a little slower than its peer runs dry all the time), once per
+     * episode.
      */
     @Test
     void holdingEveryBufferOfAConnectionIsReportedOncePerEpisode() throws Exception {
@@ -296,10 +297,11 @@ class SharedReceiveServerDeviceTest {
                  RdmaConnection s = accepted.get(T, TimeUnit.SECONDS)) {
                 c.send(new byte[] {1});
                 Message one = s.receive();
-                assertThat(dryReports()).as("1 of 2 lent").isEmpty();
+                assertThat(dryRecords()).as("1 of 2 lent").isEmpty();
                 c.send(new byte[] {2});
                 Message two = s.receive(); // lent as it arrived: reported before it was delivered
-                assertThat(dryReports()).singleElement().satisfies(r -> assertThat(r)
+                assertThat(dryReports()).as("no WARNING for a connection's own queue").isEmpty();
+                assertThat(dryRecords()).singleElement().satisfies(r -> assertThat(r)
                         .contains("the receive queue of the connection from a client of " + server.localAddress())
                         .contains("all 2 receive buffers are lent")
                         .contains("its peer's sends wait for a credit"));
@@ -309,8 +311,7 @@ class SharedReceiveServerDeviceTest {
                 c.send(new byte[] {3});
                 Message three = s.receive(); // all lent again: the next episode
                 assertThat(three.bytes()).containsExactly(3);
-                assertThat(dryRecords()).as("each episode logged once (a WARNING at most every %s)", DryWatch.QUIET)
-                        .hasSize(2);
+                assertThat(dryRecords()).as("each episode logged once, at DEBUG").hasSize(2);
                 one.close();
                 three.close();
             }

@@ -181,7 +181,6 @@ final class OutboundCursor {
         } catch (Exception e) {
             throw new IOException("reading the outbound buffer failed", e);
         }
-        offset = skip;
         skip = 0;
     }
 
@@ -191,9 +190,13 @@ final class OutboundCursor {
             return false;
         }
         int r = b.readableBytes();
-        if (skip > 0 && skip >= r) { // posted entirely
-            skip -= r;
-            return true;
+        if (skip > 0) {
+            if (skip >= r) { // posted entirely
+                skip -= r;
+                return true;
+            }
+            offset = skip; // posted in part: the cursor is in it, and nothing after it is posted
+            skip = 0;
         }
         if (viewed == view.length) {
             if (viewed == MAX_VIEW) {

@@ -149,4 +149,28 @@ class OutboundCursorTest {
         c.end();
         assertThat(done()).containsExactly(true, true, true);
     }
+
+    /**
+     * A waiting buffer posted in part, then smaller writes behind it: the cursor resumes inside it at the bytes posted,
+     * and the writes behind stay in view (found by review: they were taken for posted, and the cursor moved back by
+     * their size, so part of the buffer would go twice and they never).
+     */
+    @Test
+    void aPartlyPostedWaitingBufferFollowedBySmallWritesResumesAtItsOffset() throws Exception {
+        EmbeddedChannel channel = new EmbeddedChannel();
+        ChannelOutboundBuffer in = channel.unsafe().outboundBuffer();
+        ByteBuf a = Unpooled.buffer(100_000).writeZero(100_000);
+        in.addMessage(a, 100_000, channel.newPromise());
+        in.addMessage(Unpooled.buffer(9).writeZero(9), 9, channel.newPromise());
+        in.addMessage(Unpooled.buffer(100).writeZero(100), 100, channel.newPromise());
+        in.addFlush();
+        OutboundCursor cur = new OutboundCursor(8);
+        cur.begin(in);
+        cur.take(65_536, true); // the first piece of a, from memory others hold: it waits
+        cur.posted(true);
+        assertThat(cur.current()).isSameAs(a);
+        assertThat(cur.offset()).isEqualTo(65_536);
+        cur.end();
+        channel.finishAndReleaseAll();
+    }
 }
