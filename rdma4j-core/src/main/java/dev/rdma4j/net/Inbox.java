@@ -129,7 +129,9 @@ final class Inbox {
     /** The connection's counters: the send side's, and the messages taken here. */
     ConnectionCounters counters() {
         Outbox out = outbox;
-        return out == null ? new ConnectionCounters(0, 0, 0, 0, 0, 0, 0) : out.counters(messagesReceived, bytesReceived);
+        DryWatch own = watch; // exact for a connection's own queue; a shared queue's are counted by the outbox
+        return out == null ? new ConnectionCounters(0, 0, 0, 0, 0, 0, 0)
+                : out.counters(messagesReceived, bytesReceived, own == null ? -1 : own.lentNow());
     }
 
     /** Why receiving ended, or null while it goes on. */
@@ -290,6 +292,8 @@ final class Inbox {
                 release.release(id);
                 if (!connection.isClosed()) {
                     outbox.reposted();
+                } else {
+                    outbox.returnedAfterClose(); // counted all the same: no longer lent
                 }
             };
         }

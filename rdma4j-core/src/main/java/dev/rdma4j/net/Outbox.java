@@ -492,6 +492,16 @@ final class Outbox {
         finish();
     }
 
+    /** A message's buffer of the server's shared queue came back after this connection closed: counted only. */
+    void returnedAfterClose() {
+        lock.lock();
+        try {
+            buffersReturned++;
+        } finally {
+            lock.unlock();
+        }
+    }
+
     /** The close: the sends waiting for a buffer fail with {@code cause}. */
     void failWaiting(Throwable cause) {
         lock.lock();
@@ -537,12 +547,15 @@ final class Outbox {
         finish();
     }
 
-    /** The sending side's counters, with {@code received}, the data messages the inbox took, made one snapshot. */
-    ConnectionCounters counters(long received, long bytesReceived) {
+    /**
+     * The sending side's counters, with {@code received}, the data messages the inbox took, made one snapshot;
+     * {@code lent} the buffers lent now, or -1: those received less those returned here.
+     */
+    ConnectionCounters counters(long received, long bytesReceived, int lent) {
         lock.lock();
         try {
             return new ConnectionCounters(messagesSent, bytesSent, sendsQueued, creditStalls, received, bytesReceived,
-                    (int) Math.max(0, received - buffersReturned));
+                    lent >= 0 ? lent : (int) Math.max(0, received - buffersReturned));
         } finally {
             lock.unlock();
         }

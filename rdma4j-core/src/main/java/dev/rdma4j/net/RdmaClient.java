@@ -65,18 +65,18 @@ public final class RdmaClient {
             }
             return c;
         } catch (IOException | InterruptedException | RuntimeException | Error e) {
-            closeAfter(c, e);
+            closeAfter(c, e, "connecting");
             throw e;
         }
     }
 
     /**
      * Closes {@code c} after {@code failure}, keeping what the close throws as suppressed; a connection's failure to
-     * connect or be accepted is a JFR event when a recording asks for it.
+     * connect or be accepted ({@code phase}: connecting, accepting) is a JFR event when a recording asks for it.
      */
-    static void closeAfter(AutoCloseable c, Throwable failure) {
+    static void closeAfter(AutoCloseable c, Throwable failure, String phase) {
         if (Flight.on && c instanceof RdmaConnection r) {
-            Flight.failed(r.toString(), String.valueOf(r.peerAddress()), "connecting", failure);
+            Flight.failed(r.toString(), String.valueOf(r.peerAddress()), phase, failure);
         }
         try {
             c.close();

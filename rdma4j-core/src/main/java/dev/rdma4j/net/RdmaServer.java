@@ -338,7 +338,7 @@ public final class RdmaServer implements AutoCloseable {
             try {
                 qp = c.allocate(d.pd, d.shared);
             } catch (IOException | RuntimeException e) {
-                RdmaClient.closeAfter(c, e);
+                RdmaClient.closeAfter(c, e, "accepting");
                 throw e;
             }
         } catch (IOException | RuntimeException e) {
@@ -373,7 +373,7 @@ public final class RdmaServer implements AutoCloseable {
                             + address + " was not established within " + options.timeout()));
             return c;
         } catch (IOException | InterruptedException | RuntimeException | Error e) {
-            RdmaClient.closeAfter(c, e);
+            RdmaClient.closeAfter(c, e, "accepting");
             throw e;
         }
     }
@@ -454,7 +454,7 @@ public final class RdmaServer implements AutoCloseable {
             } catch (IOException x) {
                 e.addSuppressed(x);
             }
-            RdmaClient.closeAfter(c, e);
+            RdmaClient.closeAfter(c, e, "accepting");
             throw e;
         }
     }

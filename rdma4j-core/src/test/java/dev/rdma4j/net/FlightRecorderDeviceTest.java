@@ -131,4 +131,39 @@ class FlightRecorderDeviceTest {
     private static List<RecordedEvent> named(List<RecordedEvent> events, String name) {
         return events.stream().filter(e -> e.getEventType().getName().equals(name)).toList();
     }
+
+    /**
+     * A connection's counters after its peer left: the messages received before the end, held, then closed after the
+     * {@code EOFException}, are no longer lent (found by review: buffers given back once receiving had ended were not
+     * counted back, so they stayed lent for ever).
+     */
+    @Test
+    void messagesClosedAfterThePeerLeftAreNoLongerLent() throws Exception {
+        RdmaOptions options = RdmaOptions.builder().timeout(Duration.ofSeconds(60)).receiveBuffers(4).build();
+        try (RdmaServer server = RdmaServer.listen(RdmaConnectionDeviceTest.address(), options)) {
+            CompletableFuture<RdmaConnection> accepted = server.acceptAsync();
+            try (RdmaConnection s = connectAndClose(server, options, accepted)) {
+                List<Message> held = new ArrayList<>();
+                for (int i = 0; i < 3; i++) {
+                    held.add(s.receive(Duration.ofSeconds(T)));
+                }
+                assertThatThrownBy(() -> s.receive(Duration.ofSeconds(T))).isInstanceOf(java.io.EOFException.class);
+                assertThat(s.counters().receiveBuffersLent()).as("three held").isEqualTo(3);
+                held.forEach(Message::close);
+                assertThat(s.counters().receiveBuffersLent()).as("%s", s.counters()).isZero();
+                assertThat(s.counters().messagesReceived()).isEqualTo(3);
+            }
+        }
+    }
+
+    /** A client that sends three messages to {@code server} and closes; the server's side of it. */
+    private static RdmaConnection connectAndClose(RdmaServer server, RdmaOptions options,
+            CompletableFuture<RdmaConnection> accepted) throws Exception {
+        try (RdmaConnection c = RdmaClient.connect(server.localAddress(), options)) {
+            for (int i = 0; i < 3; i++) {
+                c.send(new byte[] {(byte) i});
+            }
+        }
+        return accepted.get(T, TimeUnit.SECONDS);
+    }
 }

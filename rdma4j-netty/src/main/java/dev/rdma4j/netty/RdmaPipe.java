@@ -914,6 +914,9 @@ final class RdmaPipe {
             sendMark(Immediate.CLOSE | Immediate.END_OF_STREAM); // a close, not a reset (when a credit allows; else the peer sees a reset)
         }
         closing = true;
+        if (creditStall != null) { // no credit is waited for any more
+            creditStallChanged();
+        }
         while (pendingCount > 0) { // their receive buffers are freed with the region
             dropRendezvous(pendingHead);
             pendingHead = (pendingHead + 1) % recvSlots;

@@ -69,7 +69,7 @@ final class Events {
         @Label("Peer Address")
         String peerAddress;
         @Label("Phase")
-        @Description("connect, accept, or established")
+        @Description("connecting, accepting, or established")
         String phase;
         @Label("Cause")
         String cause;
