@@ -27,6 +27,8 @@ final class OutboundCursor {
     private static final int MAX_VIEW = 1024;
 
     private ChannelOutboundBuffer in;
+    /** The channel's outbound buffer (one for its life), for {@link #closing()}, which runs outside a pass. */
+    private ChannelOutboundBuffer outbound;
     /** Bytes at the head of the outbound buffer posted and not yet removed (0: the cursor is at the head). */
     private long posted;
     /** Of those, bytes whose messages are done (and every message before them): removed by the next pass. */
@@ -56,6 +58,7 @@ final class OutboundCursor {
     /** A write pass begins: the bytes of completed messages leave (their writes complete); finds the next bytes. */
     void begin(ChannelOutboundBuffer buffer) throws IOException {
         this.in = buffer;
+        this.outbound = buffer;
         if (removable > 0) {
             long r = removable;
             removable = 0;
@@ -66,6 +69,24 @@ final class OutboundCursor {
         truncated = false;
         if (posted > 0) {
             look();
+        }
+    }
+
+    /**
+     * The channel closes, lingering until what was posted is acknowledged: the posted bytes count as written, as a
+     * socket's bytes in its kernel buffer do, so their writes complete now, successfully, before Netty fails the
+     * writes not posted (the pipe still holds every buffer the device may read).
+     */
+    void closing() {
+        ChannelOutboundBuffer b = outbound;
+        long p = posted;
+        posted = 0;
+        removable = 0;
+        messageBytes = 0;
+        head = 0;
+        size = 0;
+        if (b != null && p > 0) {
+            b.removeBytes(p);
         }
     }
 

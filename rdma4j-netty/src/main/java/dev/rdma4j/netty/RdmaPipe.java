@@ -913,6 +913,9 @@ final class RdmaPipe {
         if (lingerMillis > 0 && connection != null && !peerClosed) {
             sendMark(Immediate.CLOSE | Immediate.END_OF_STREAM); // a close, not a reset (when a credit allows; else the peer sees a reset)
         }
+        if (lingerMillis > 0) {
+            cursor.closing(); // what was posted goes during the linger: those writes succeed
+        }
         closing = true;
         if (creditStall != null) { // no credit is waited for any more
             creditStallChanged();
