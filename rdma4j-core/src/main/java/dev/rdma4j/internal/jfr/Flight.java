@@ -87,7 +87,15 @@ public final class Flight {
         return e;
     }
 
-    /** A connection was established (the short path, rdma_cm or TCP exchange). */
+    /**
+     * A connection was established (the short path, rdma_cm or TCP exchange).
+     *
+     * @param connection its name
+     * @param local the local address, or null
+     * @param peer the peer's address
+     * @param exchange {@code RDMA_CM} or {@code TCP}
+     * @param qpNumber its queue pair's number
+     */
     public static void established(String connection, String local, String peer, String exchange, int qpNumber) {
         var e = new Events.ConnectionEstablished();
         if (e.isEnabled()) {
@@ -100,7 +108,15 @@ public final class Flight {
         }
     }
 
-    /** A connection closed: by this side ({@code byPeer} false) or after the peer left. */
+    /**
+     * A connection closed: by this side ({@code byPeer} false) or after the peer left.
+     *
+     * @param connection its name
+     * @param peer the peer's address
+     * @param byPeer whether the peer left first
+     * @param messagesSent messages it sent
+     * @param messagesReceived messages it received
+     */
     public static void closed(String connection, String peer, boolean byPeer, long messagesSent,
             long messagesReceived) {
         var e = new Events.ConnectionClosed();
@@ -114,7 +130,14 @@ public final class Flight {
         }
     }
 
-    /** Connecting or accepting failed, or an established connection failed. */
+    /**
+     * Connecting or accepting failed, or an established connection failed.
+     *
+     * @param connection its name
+     * @param peer the peer's address
+     * @param phase connecting, accepting or established
+     * @param cause why
+     */
     public static void failed(String connection, String peer, String phase, Throwable cause) {
         var e = new Events.ConnectionFailed();
         if (e.isEnabled()) {
@@ -126,7 +149,16 @@ public final class Flight {
         }
     }
 
-    /** A completion that is not {@code IBV_WC_SUCCESS}, as the engine dispatched it. */
+    /**
+     * A completion that is not {@code IBV_WC_SUCCESS}, as the engine dispatched it.
+     *
+     * @param engine the engine's name
+     * @param status the status's name
+     * @param opcode the opcode's name (undefined by the verbs for a failed send-side completion)
+     * @param qpNumber the queue pair's number
+     * @param vendorError {@code vendor_err}
+     * @param flushed whether it is {@code IBV_WC_WR_FLUSH_ERR}
+     */
     public static void failedCompletion(String engine, String status, String opcode, int qpNumber, int vendorError,
             boolean flushed) {
         var e = new Events.FailedCompletion();
@@ -141,7 +173,13 @@ public final class Flight {
         }
     }
 
-    /** An asynchronous event of a device ({@code ibv_get_async_event}). */
+    /**
+     * An asynchronous event of a device ({@code ibv_get_async_event}).
+     *
+     * @param device the device's name
+     * @param type the event type's name
+     * @param element the queue pair, CQ, SRQ or port it concerns
+     */
     public static void asyncEvent(String device, String type, String element) {
         var e = new Events.AsyncEventReceived();
         if (e.isEnabled()) {
@@ -153,14 +191,21 @@ public final class Flight {
     }
 
     /**
-     * The start of an engine's turn's work (after its wait), to be given to {@link #turnEnded}: null unless a
-     * recording enables long turns.
+     * The start of an engine's turn's work (after its wait), to be given to {@link #turnEnded}.
+     *
+     * @return the begun event, or null unless a recording enables long turns
      */
     public static Object turnStarted() {
         return started(new Events.LongTurn());
     }
 
-    /** The end of the turn {@link #turnStarted} began: recorded if it took longer than the threshold. */
+    /**
+     * The end of the turn {@link #turnStarted} began: recorded if it took longer than the threshold.
+     *
+     * @param started what {@link #turnStarted} returned (not null)
+     * @param engine the engine's name
+     * @param work completions, fd events and tasks handled
+     */
     public static void turnEnded(Object started, String engine, int work) {
         var e = (Events.LongTurn) started;
         e.end();
@@ -171,12 +216,23 @@ public final class Flight {
         }
     }
 
-    /** A connection's sends began to wait for the peer's credits: the stall, for {@link #stallEnded}, or null. */
+    /**
+     * A connection's sends began to wait for the peer's credits, to be given to {@link #stallEnded}.
+     *
+     * @return the begun event, or null unless a recording enables credit stalls
+     */
     public static Object stallStarted() {
         return started(new Events.CreditStall());
     }
 
-    /** The stall {@link #stallStarted} began is over (a credit came, or the connection stopped). */
+    /**
+     * The stall {@link #stallStarted} began is over (a credit came, or the connection stopped).
+     *
+     * @param stall what {@link #stallStarted} returned (not null)
+     * @param connection the connection's name
+     * @param staged messages still waiting
+     * @param stopped whether the connection stopped sending
+     */
     public static void stallEnded(Object stall, String connection, int staged, boolean stopped) {
         var e = (Events.CreditStall) stall;
         e.end();
@@ -188,12 +244,23 @@ public final class Flight {
         }
     }
 
-    /** A receive queue (or shared receive queue) ran dry: its episode, for {@link #dryEnded}, or null. */
+    /**
+     * A receive queue (or shared receive queue) ran dry, to be given to {@link #dryEnded}.
+     *
+     * @return the begun event, or null unless a recording enables dry receive queues
+     */
     public static Object dryStarted() {
         return started(new Events.ReceiveQueueDry());
     }
 
-    /** The dry episode {@link #dryStarted} began is over: a buffer was posted again. */
+    /**
+     * The dry episode {@link #dryStarted} began is over: a buffer was posted again.
+     *
+     * @param dry what {@link #dryStarted} returned (not null)
+     * @param queue names the queue
+     * @param buffers its buffers
+     * @param lent those lent when it ended
+     */
     public static void dryEnded(Object dry, String queue, int buffers, int lent) {
         var e = (Events.ReceiveQueueDry) dry;
         e.end();
