@@ -40,6 +40,14 @@ import java.util.Set;
  * ({@code 1 << 2}, verbs.h's {@code IBV_WC_IP_CSUM_OK}) instead of {@code IBV_WC_WITH_INV}; see
  * {@link WorkCompletion#invalidatedRkey()}.
  *
+ * <p><b>Invalidating a window that is not bound</b> is refused before it is posted: a local invalidate goes on the
+ * queue pair that posted the window's last bind (since that queue pair's last reset), and not twice for one bind;
+ * else the post fails with {@code EINVAL} and says why. rxe (Linux 6.12) takes an invalidate of a type 2 window in its
+ * free state (never bound, or invalidated already) as one of a bound window and dereferences the queue pair the window
+ * does not have: the kernel oopses in {@code rxe_invalidate_mw} and the host goes down. rdma4j sees its own posts
+ * only: on rxe, do not invalidate locally a window the peer may have invalidated with a send with invalidate, and
+ * send with invalidate once per bind (the peer's kernel fails the same way).
+ *
  * <p>The window's rkey as this object reports it is the key of the last bind <em>posted</em>: a bind that fails
  * (a failed completion, the queue pair in error) leaves the device with the old key, and the window should then be
  * closed. {@code ibv_dealloc_mw} on {@link #close()}.
@@ -82,6 +90,10 @@ public final class MemoryWindow extends NativeResource {
     private MemoryRegion boundRegion;
     /** What the last bind posted exposes, or null before the first. */
     private volatile RemoteRegion remote;
+    /** The queue pair of the last type 2 bind posted and not invalidated by a request posted since, or null. */
+    private QueuePair boundOn;
+    /** {@link #boundOn}'s {@code token} at that bind: a reset of the queue pair gives it another. */
+    private int boundToken;
 
     MemoryWindow(ProtectionDomain pd, Type type) throws VerbsException {
         super("MemoryWindow(" + type + ")", pd, true);
@@ -218,7 +230,7 @@ public final class MemoryWindow extends NativeResource {
                 ring.unclaim(seq);
                 throw VerbsException.of("ibv_bind_mw", rc, qp.label() + ": the provider refused the bind of " + this);
             }
-            bindPosted(0, region, address, length, false);
+            bindPosted(0, region, address, length, false, qp);
         } finally {
             qp.sendLock.unlock();
         }
@@ -270,18 +282,29 @@ public final class MemoryWindow extends NativeResource {
         return (rkey & 0xffffff00) | ((rkey + 1) & 0xff);
     }
 
-    /** The key a type 2 bind encoded now gives the window. */
-    int keyForNextBind() {
-        return nextRkey(rkey());
+    /**
+     * Whether a local invalidate posted on {@code qp} now finds the window bound: its last bind was posted on
+     * {@code qp} since the queue pair's last reset and no invalidate was posted after it.
+     */
+    synchronized boolean boundOn(QueuePair qp) {
+        return boundOn == qp && boundToken == qp.token;
+    }
+
+    /** A local invalidate of this window was posted on {@code qp}: it unbinds the window if bound there. */
+    synchronized void invalidatePosted(QueuePair qp) {
+        if (boundOn == qp) {
+            boundOn = null;
+        }
     }
 
     /**
-     * A bind of this window was posted: the window's key is now {@code rkey} (written to {@code mw->rkey} for type 2;
-     * the provider did it for type 1, whose {@code rkey} argument is ignored), the region in use by it. The request
-     * may have completed already and the window or the region been closed meanwhile (on another thread): then
-     * nothing is written, or the region is not tracked.
+     * A bind of this window was posted on {@code qp}: the window's key is now {@code rkey} (written to
+     * {@code mw->rkey} for type 2; the provider did it for type 1, whose {@code rkey} argument is ignored), the region
+     * in use by it. The request may have completed already and the window or the region been closed meanwhile (on
+     * another thread): then nothing is written, or the region is not tracked.
      */
-    synchronized void bindPosted(int rkey, MemoryRegion region, long address, long length, boolean zeroBased) {
+    synchronized void bindPosted(int rkey, MemoryRegion region, long address, long length, boolean zeroBased,
+            QueuePair qp) {
         try {
             acquire(false); // a close waits for this; a closed window is left alone
         } catch (IllegalStateException closed) {
@@ -289,6 +312,8 @@ public final class MemoryWindow extends NativeResource {
         }
         try {
             int key = rkey;
+            boundOn = qp;
+            boundToken = qp.token;
             if (type == Type.TYPE_2) {
                 ResourceVerbs.mwRkey(handle, rkey);
             } else {

@@ -409,11 +409,7 @@ public final class QueuePair extends NativeResource {
      *         it)
      */
     public int tryPost(SendBatch batch) {
-        return tryPost(batch, false);
-    }
-
-    int tryPost(SendBatch batch, boolean byDriver) {
-        return tryPost(batch, byDriver, -1);
+        return tryPost(batch, false, -1);
     }
 
     int tryPost(SendBatch batch, boolean byDriver, long idBase) {
@@ -444,8 +440,11 @@ public final class QueuePair extends NativeResource {
                     return EINVAL;
                 }
             }
+            if (batch.windowOps != 0 && batch.extras.checkWindowOps(this, n) != 0) {
+                return EINVAL; // an invalidate of a window not bound here: nothing posted
+            }
             int rc = batch.post(sendRing, token, false, postSendFn, handle, badSend, idBase);
-            return batch.binds == 0 ? rc : batch.bindsPosted(rc, n); // windows take their keys, in posting order
+            return batch.windowOps == 0 ? rc : batch.extras.windowOpsPosted(rc, n, this); // in posting order
         } finally {
             sendLock.unlock();
         }

@@ -150,6 +150,9 @@ public final class QueuePairEx {
                     return dev.rdma4j.internal.ffi.Errno.EOPNOTSUPP;
                 }
             }
+            if (batch.windowOps != 0 && batch.extras.checkWindowOps(qp, n) != 0) {
+                return CConstants.EINVAL; // an invalidate of a window not bound on the QP: nothing posted
+            }
             current = batch;
             int rc;
             try {
@@ -157,7 +160,7 @@ public final class QueuePairEx {
             } finally {
                 current = null; // no batch kept past its post
             }
-            return batch.binds == 0 ? rc : batch.bindsPosted(rc, n);
+            return batch.windowOps == 0 ? rc : batch.extras.windowOpsPosted(rc, n, qp);
         } finally {
             qp.sendLock.unlock();
         }

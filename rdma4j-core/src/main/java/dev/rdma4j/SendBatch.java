@@ -67,17 +67,17 @@ public final class SendBatch extends RequestBatch {
     public SendBatch clear() {
         count = 0;
         failedIndex = -1;
-        if (binds != 0) {
-            extras.clearBinds();
-            binds = 0;
+        if (windowOps != 0) {
+            extras.clearWindowOps();
+            windowOps = 0;
         }
         return this;
     }
 
-    /** The binds' records and the atomic writes' values: made at the first request that needs them. */
+    /** The window requests' records and the atomic writes' values: made at the first request that needs them. */
     BatchExtras extras;
-    /** How many requests are binds ({@link QueuePair} reads it after each post: one field when there are none). */
-    int binds;
+    /** How many requests bind or invalidate windows ({@link QueuePair} reads it at each post: one field if none). */
+    int windowOps;
 
     @Override
     void unlink(int i) {
@@ -89,8 +89,8 @@ public final class SendBatch extends RequestBatch {
     private int start(long wrId, int opcode, int imm) {
         int i = begin(wrId);
         addressed[i] = false;
-        if (binds != 0 && extras.forgetBind(i)) { // a bind encoded at this index before: no longer
-            binds--;
+        if (windowOps != 0 && extras.forgetWindowOp(i)) { // a window request encoded at this index before: no longer
+            windowOps--;
         }
         WrView.send(wrs, i, sgList(i), opcode, SEND_SIGNALED, imm);
         if (i > 0) {
@@ -457,10 +457,10 @@ public final class SendBatch extends RequestBatch {
                     + " (ibv_bind_mw); work requests bind type 2 windows");
         }
         int flags = window.checkBind(region, offset, length, access);
-        int rkey = window.keyForNextBind();
         long address = region.address() + offset;
         int i = start(wrId, WrView.WR_BIND_MW, 0);
         try {
+            int rkey = MemoryWindow.nextRkey(BatchExtras.keyBefore(this, i, window)); // a bind before it gives its key
             WrView.bindMw(wrs, i, window.handle().address(), rkey, region.handle().address(), address, length, flags);
             addRef(i, window);
             addRef(i, region);
@@ -468,7 +468,7 @@ public final class SendBatch extends RequestBatch {
             throw undo(i, e);
         }
         extras().recordBind(i, window, region, address, length, access.contains(AccessFlag.ZERO_BASED));
-        binds++;
+        windowOps++;
         return this;
     }
 
@@ -491,23 +491,32 @@ public final class SendBatch extends RequestBatch {
     /**
      * Invalidates a type 2 window's binding ({@code IBV_WR_LOCAL_INV} with the window's rkey): once the request
      * completes, a peer's access with the key fails ({@code REM_ACCESS_ERR}) and the window may be bound again.
-     * The request pins the window until it completes.
+     * The request pins the window until it completes. The post refuses it ({@code EINVAL}, nothing posted) unless the
+     * window is bound on that queue pair: by a bind posted on it (since its last reset, or earlier in the batch) and
+     * not invalidated by a request posted since (see {@link MemoryWindow}: rxe's kernel crashes otherwise).
      *
      * @param wrId   returned in the completion ({@code IBV_WC_LOCAL_INV})
-     * @param window the window, bound by this side
+     * @param window the window, bound by this side on the queue pair the batch is posted on
      * @return this
-     * @throws IllegalStateException if the window or the batch is closed, or the batch is full
+     * @throws IllegalArgumentException if the window is of type 1 (bound again or closed, never invalidated)
+     * @throws IllegalStateException    if the window or the batch is closed, or the batch is full
      */
     public SendBatch localInvalidate(long wrId, MemoryWindow window) {
-        int rkey = window.rkey();
+        if (window.type() != MemoryWindow.Type.TYPE_2) {
+            throw new IllegalArgumentException(window + " is of type 1: a local invalidate unbinds type 2 windows"
+                    + " (a type 1 window is bound again, which retires its old key, or closed)");
+        }
+        window.rkey(); // refused if closed, before the batch changes
         int i = start(wrId, WrView.WR_LOCAL_INV, 0);
         try {
-            WrView.invalidateRkey(wrs, i, rkey);
+            WrView.invalidateRkey(wrs, i, BatchExtras.keyBefore(this, i, window)); // a bind before it gives its key
             addRef(i, window);
-            return this;
         } catch (RuntimeException e) {
             throw undo(i, e);
         }
+        extras().recordInvalidate(i, window);
+        windowOps++;
+        return this;
     }
 
     /**
@@ -531,17 +540,6 @@ public final class SendBatch extends RequestBatch {
         } catch (RuntimeException e) {
             throw undo(i, e);
         }
-    }
-
-    /**
-     * After a post that reached the provider: the bind requests posted (all {@code n} when {@code rc} is 0, else those
-     * before the one the provider refused) give their windows the new keys.
-     *
-     * @return {@code rc}
-     */
-    int bindsPosted(int rc, int n) {
-        extras.bindsPosted(wrs, rc == 0 ? n : Math.max(0, failedIndex));
-        return rc;
     }
 
     private BatchExtras extras() {

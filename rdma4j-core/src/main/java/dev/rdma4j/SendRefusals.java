@@ -31,6 +31,9 @@ final class SendRefusals {
             why = "it has " + b.sgeCounts[i] + " scatter/gather entries, the QP allows " + caps.maxSendSge();
         } else if (b.isInline(i) && b.bytes[i] > caps.maxInlineData()) {
             why = "it has " + b.bytes[i] + " inline bytes, the QP allows " + caps.maxInlineData();
+        } else if (b.windowOps != 0 && b.extras.refusedInvalidate(i)) {
+            why = "it invalidates " + b.extras.window(i) + ", which is not bound on this queue pair (bound by no bind"
+                    + " posted here since its last reset, or invalidated already; see MemoryWindow)";
         } else {
             why = "refused by the provider";
         }

@@ -254,6 +254,65 @@ class MemoryWindowDeviceTest {
         }
     }
 
+    /**
+     * rxe (Linux 6.12) takes a local invalidate of a type 2 window in its free state (never bound, or invalidated
+     * already) for one of a bound window and dereferences the queue pair it does not have: the guest's kernel oopsed
+     * in {@code rxe_invalidate_mw} under the misuse fuzzer (CI, 2026-11-29). Each misuse below crashed the host before
+     * rdma4j refused it.
+     */
+    @Test
+    void anInvalidateOfAWindowNotBoundOnTheQueuePairIsRefusedBeforeItIsPosted() throws Exception {
+        try (Loopback lb = new Loopback(QpType.RC); MemoryRegion target = lb.pd.allocate(SIZE, AccessFlag.LOCAL_WRITE,
+                AccessFlag.MW_BIND); MemoryRegion local = lb.pd.allocate(SIZE, AccessFlag.LOCAL_WRITE);
+                MemoryWindow window = lb.pd.allocateWindow(MemoryWindow.Type.TYPE_2);
+                MemoryWindow type1 = lb.pd.allocateWindow(MemoryWindow.Type.TYPE_1); SendBatch sb = new SendBatch(2, 1)) {
+            target.segment().fill(MARK);
+            assertThatThrownBy(() -> lb.a.post(sb.clear().localInvalidate(1, window)))
+                    .as("never bound").isInstanceOf(VerbsException.class)
+                    .hasMessageContaining("not bound on this queue pair");
+            assertThat(sb.failedIndex()).isZero();
+            assertThat(lb.a.tryPost(sb)).isEqualTo(22);
+
+            lb.a.post(sb.clear().bindWindow(2, window, target, 0, 64, AccessFlag.REMOTE_READ));
+            assertThat(lb.awaitOne(lb.cqA).status()).isEqualTo(WcStatus.SUCCESS);
+            assertThatThrownBy(() -> lb.b.post(sb.clear().localInvalidate(3, window)))
+                    .as("on another queue pair than the bind's").isInstanceOf(VerbsException.class)
+                    .hasMessageContaining("not bound on this queue pair");
+            lb.a.post(sb.clear().localInvalidate(4, window));
+            WorkCompletion invalidated = lb.awaitOne(lb.cqA);
+            assertThat(invalidated.status()).isEqualTo(WcStatus.SUCCESS);
+            assertThat(invalidated.opcode()).isEqualTo(WcOpcode.LOCAL_INV);
+            assertThatThrownBy(() -> lb.a.post(sb.clear().localInvalidate(5, window)))
+                    .as("invalidated already").isInstanceOf(VerbsException.class)
+                    .hasMessageContaining("not bound on this queue pair");
+
+            lb.a.post(sb.clear().bindWindow(6, window, target, 0, 64, AccessFlag.REMOTE_READ).localInvalidate(7, window));
+            assertThat(lb.await(lb.cqA, 2)).as("a bind and its invalidate in one batch")
+                    .allSatisfy(w -> assertThat(w.status()).isEqualTo(WcStatus.SUCCESS));
+            lb.a.post(sb.clear().bindWindow(8, window, target, 0, 64, AccessFlag.REMOTE_READ));
+            assertThat(lb.awaitOne(lb.cqA).status()).isEqualTo(WcStatus.SUCCESS);
+            assertThatThrownBy(() -> lb.a.post(sb.clear().localInvalidate(9, window).localInvalidate(10, window)))
+                    .as("twice in one batch").isInstanceOf(VerbsException.class)
+                    .hasMessageContaining("request 1 of 2").hasMessageContaining("not bound on this queue pair");
+            assertThat(sb.failedIndex()).isEqualTo(1);
+            lb.b.post(sb.clear().read(11, local, 0, 64, window.remote(), 0));
+            assertThat(lb.awaitOne(lb.cqB).status()).as("nothing of the refused batch was posted: still bound")
+                    .isEqualTo(WcStatus.SUCCESS);
+            assertBytes(local, 0, 64, MARK);
+
+            lb.a.reset();
+            lb.a.toInit();
+            lb.a.toRtr(RtrAttributes.builder(lb.b.localEndpoint(0x2222)).build());
+            lb.a.toRts(RtsAttributes.builder(0x1111).build());
+            assertThatThrownBy(() -> lb.a.post(sb.clear().localInvalidate(12, window)))
+                    .as("bound before the queue pair's reset").isInstanceOf(VerbsException.class)
+                    .hasMessageContaining("not bound on this queue pair");
+            assertThatThrownBy(() -> sb.clear().localInvalidate(13, type1)).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("type 1");
+            assertThat(lb.a.state()).isEqualTo(QpState.RTS);
+        }
+    }
+
     @Test
     void aRegionBoundToAWindowClosesOnlyAfterTheWindow() throws Exception {
         try (Loopback lb = new Loopback(QpType.RC); SendBatch sb = new SendBatch(1, 1)) {
