@@ -11,12 +11,12 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * SRQ's limit event is the back-stop: a buffer whose repost failed (the queue momentarily full) is posted again
  * when the number posted falls below a quarter of the pool ({@link SharedReceiveQueue#refillOnLimit}).
  *
- * <p>The pool owns its SRQ ({@link SharedReceiveQueue#owner()}): the SRQ's own posts, {@code armLimit},
- * {@code resize} and {@code refillOnLimit} are refused from then on, so that the pool alone posts and alone re-arms
- * the limit; listeners may still observe its events. {@link #limitEvents()}, {@link #limitReposts()} and
- * {@link #posted()} tell what it did. Completions of the SRQ come only from this pool's receives. A failed
- * receive completion (e.g. flushed when its QP went to error) still returns its buffer with
- * {@link #release(long)}; nothing is reposted once the SRQ is in error or the pool is closed.
+ * <p>The pool owns its SRQ ({@link SharedReceiveQueue#owner()}) until it is closed: the SRQ's own posts,
+ * {@code armLimit}, {@code resize} and {@code refillOnLimit} are refused meanwhile, so that the pool alone posts and
+ * alone re-arms the limit; listeners may still observe its events. {@link #limitEvents()}, {@link #limitReposts()}
+ * and {@link #posted()} tell what it did. Completions of the SRQ come only from this pool's receives. A failed receive
+ * completion (e.g. flushed when its QP went to error) still returns its buffer with {@link #release(long)}; nothing
+ * is reposted once the SRQ is in error or the pool is closed.
  *
  * <p>Threading: thread-safe; {@link #release(long)} may be called from any thread, the engine's included
  * (it never blocks: posting is a provider call).
@@ -37,6 +37,8 @@ public final class ReceivePool implements AutoCloseable {
     private long limitEvents;
     /** Buffers the limit events posted (guarded by this). */
     private long limitReposts;
+    /** The SRQ's listener that calls {@link #repostFree} (set once by {@link #create}). */
+    private volatile java.util.function.Consumer<AsyncEvent> refill;
 
     private ReceivePool(SharedReceiveQueue srq, MemoryRegion region, long offset, int slotSize, int slots) {
         this.srq = srq;
@@ -59,8 +61,9 @@ public final class ReceivePool implements AutoCloseable {
      * @param slotSize bytes per buffer, at least 1
      * @return the pool, all buffers posted
      * @throws IllegalArgumentException if not one buffer fits, or the region is of another protection domain
-     * @throws IllegalStateException if the SRQ has an owner already (another pool)
-     * @throws VerbsException if a post or arming the limit fails
+         * @throws IllegalStateException if the SRQ has an owner already (another pool)
+     * @throws VerbsException if a post or arming the limit fails (the SRQ is not owned then; receives posted before
+     *                        the failure stay posted)
      */
     public static ReceivePool create(SharedReceiveQueue srq, MemoryRegion region, long offset, int slotSize)
             throws VerbsException {
@@ -78,10 +81,15 @@ public final class ReceivePool implements AutoCloseable {
         }
         srq.claim("a ReceivePool of " + n + " buffers");
         ReceivePool pool = new ReceivePool(srq, region, offset, slotSize, n);
-        for (int i = 0; i < n; i++) {
-            pool.post(i);
+        try {
+            for (int i = 0; i < n; i++) {
+                pool.post(i);
+            }
+            pool.refill = srq.refillForOwner(Math.max(1, n / 4), q -> pool.repostFree());
+        } catch (VerbsException | RuntimeException e) {
+            pool.close(); // the SRQ is the caller's again; the receives posted stay posted
+            throw e;
         }
-        srq.refillForOwner(Math.max(1, n / 4), q -> pool.repostFree());
         return pool;
     }
 
@@ -205,13 +213,18 @@ public final class ReceivePool implements AutoCloseable {
         }
     }
 
-    /** Stops reposting; the SRQ and the region stay the caller's. */
+    /**
+     * Stops reposting and gives the SRQ back: its limit event no longer reposts, and its own posts,
+     * {@code armLimit}, {@code resize} and {@code refillOnLimit} work again (another pool may own it). The buffers
+     * still posted stay posted, under the pool's wr_ids; the SRQ and the region stay the caller's.
+     */
     @Override
     public void close() {
         if (closed.compareAndSet(false, true)) {
             synchronized (this) {
                 one.close();
             }
+            srq.disown(refill);
         }
     }
 }

@@ -342,9 +342,12 @@ public final class SharedReceiveQueue extends NativeResource {
         refillForOwner(watermark, refill);
     }
 
-    /** {@link #refillOnLimit} for the owner ({@link ReceivePool}). */
-    void refillForOwner(int watermark, RefillAction refill) throws VerbsException {
-        addEventListener(e -> {
+    /**
+     * {@link #refillOnLimit} for the owner ({@link ReceivePool}): returns the listener, which the owner removes when it
+     * gives the SRQ back ({@link #disown}); none is left when arming fails.
+     */
+    Consumer<AsyncEvent> refillForOwner(int watermark, RefillAction refill) throws VerbsException {
+        Consumer<AsyncEvent> l = e -> {
             if (e.type() != AsyncEventType.SRQ_LIMIT_REACHED || isClosed() || inError) {
                 return;
             }
@@ -354,8 +357,26 @@ public final class SharedReceiveQueue extends NativeResource {
             } catch (VerbsException | RuntimeException ex) {
                 System.getLogger("dev.rdma4j").log(System.Logger.Level.WARNING, "SRQ refill failed", ex);
             }
-        });
-        arm(watermark);
+        };
+        addEventListener(l);
+        try {
+            arm(watermark);
+        } catch (VerbsException | RuntimeException e) {
+            listeners.remove(l);
+            throw e;
+        }
+        return l;
+    }
+
+    /**
+     * The owner gives the SRQ back: its refill listener ({@code refill}, or null) is removed and the public posts,
+     * {@link #armLimit}, {@link #resize} and {@link #refillOnLimit} work again.
+     */
+    synchronized void disown(Consumer<AsyncEvent> refill) {
+        if (refill != null) {
+            listeners.remove(refill);
+        }
+        owner = null;
     }
 
     /**

@@ -17,6 +17,36 @@ class ReceivePoolDeviceTest {
     private static final int MESSAGES = 300;
     private static final int WINDOW = 8;
 
+    /**
+     * A pool owns its SRQ while open; closed, or failed in {@link ReceivePool#create} after taking it, it gives the
+     * SRQ back (the ownership outlived both before: the SRQ refused its own user's posts for good).
+     */
+    @Test
+    void aClosedOrFailedPoolGivesTheSrqBack() throws Exception {
+        try (Context ctx = TestDevice.device().open();
+             ProtectionDomain pd = ctx.allocateProtectionDomain();
+             MemoryRegion buffers = pd.allocate(64 * 64, AccessFlag.LOCAL_WRITE); // closed after the SRQ
+             SharedReceiveQueue srq = pd.createSharedReceiveQueue(8, 1, 0)) {
+            assertThat(srq.query().maxWr()).as("room for the whole SRQ in the region").isLessThanOrEqualTo(64);
+            ReceivePool pool = ReceivePool.create(srq, buffers, 0, 64);
+            assertThat(pool.size()).as("the whole SRQ").isEqualTo(srq.query().maxWr());
+            assertThat(srq.owner()).contains("ReceivePool");
+            assertThatThrownBy(() -> srq.armLimit(1)).isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("ReceivePool");
+            assertThatThrownBy(() -> ReceivePool.create(srq, buffers, 0, 64))
+                    .isInstanceOf(IllegalStateException.class).hasMessageContaining("owned");
+            pool.close();
+            assertThat(srq.owner()).as("given back at the close").isNull();
+            srq.armLimit(1);
+            assertThat(srq.outstanding()).as("the closed pool's receives stay posted").isEqualTo(pool.size());
+            assertThatThrownBy(() -> ReceivePool.create(srq, buffers, 0, 64))
+                    .as("a pool that cannot post its buffers: the SRQ is full").isInstanceOfAny(VerbsException.class,
+                            IllegalStateException.class).hasMessageNotContaining("owned");
+            assertThat(srq.owner()).as("given back by the failed create").isNull();
+            srq.armLimit(2);
+        }
+    }
+
     @Test
     void twoClientsSendThroughOnePoolWithNoRefillCode() throws Exception {
         try (Context ctx = TestDevice.device().open();
