@@ -48,13 +48,13 @@ final class BatchExtras {
 
     /**
      * The key {@code window} has when request {@code i} runs: that of the last bind of it among the requests before
-     * {@code i} (written to the window only once the batch is posted), else the window's.
+     * {@code i} (written to the window only once the batch is posted; an invalidate keeps the key), else the window's.
      */
     static int keyBefore(SendBatch batch, int i, MemoryWindow window) {
         BatchExtras x = batch.extras;
         for (int j = i - 1; x != null && batch.windowOps != 0 && j >= 0; j--) {
-            if (x.windows[j] == window) {
-                return x.regions[j] != null ? WrView.bindRkey(batch.wrs, j) : window.rkey();
+            if (x.windows[j] == window && x.regions[j] != null) {
+                return WrView.bindRkey(batch.wrs, j);
             }
         }
         return window.rkey();

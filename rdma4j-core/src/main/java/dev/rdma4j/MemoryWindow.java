@@ -44,9 +44,10 @@ import java.util.Set;
  * queue pair that posted the window's last bind (since that queue pair's last reset), and not twice for one bind;
  * else the post fails with {@code EINVAL} and says why. rxe (Linux 6.12) takes an invalidate of a type 2 window in its
  * free state (never bound, or invalidated already) as one of a bound window and dereferences the queue pair the window
- * does not have: the kernel oopses in {@code rxe_invalidate_mw} and the host goes down. rdma4j sees its own posts
- * only: on rxe, do not invalidate locally a window the peer may have invalidated with a send with invalidate, and
- * send with invalidate once per bind (the peer's kernel fails the same way).
+ * does not have: the kernel oopses in {@code rxe_invalidate_mw} and the host goes down. rdma4j tracks its own binds
+ * and invalidates only, not a peer's send with invalidate: on rxe, do not invalidate locally a window the peer may
+ * have invalidated with a send with invalidate, and send with invalidate once per bind (the peer's kernel fails the
+ * same way; {@link SendBatch#sendWithInvalidate} is not checked against windows, this process's own included).
  *
  * <p>The window's rkey as this object reports it is the key of the last bind <em>posted</em>: a bind that fails
  * (a failed completion, the queue pair in error) leaves the device with the old key, and the window should then be
