@@ -379,7 +379,7 @@ public final class QueuePair extends NativeResource {
      *
      * @param batch the requests; unchanged, reusable after the call
      * @throws VerbsException with the errno and the failing request when not all were posted
-     *         ({@code batch.failedIndex()} says which; the ones before it were posted)
+     *         ({@code batch.failedIndex()} says which, and whether the ones before it were posted)
      * @throws IllegalStateException if the QP, the batch or a region the batch uses is closed (nothing is posted and
      *         no queue room taken)
      */
@@ -420,7 +420,7 @@ public final class QueuePair extends NativeResource {
         if (n == 0) {
             return 0;
         }
-        batch.ensureOpen(); // the checks below read its native requests
+        batch.beginPost(); // the checks below read its native requests
         ensureOpen(); // a plain read: once a close is announced, posters stop contending for the lock it needs
         sendLock.lock(); // destroy() takes it first: a post in progress keeps the QP alive
         try {

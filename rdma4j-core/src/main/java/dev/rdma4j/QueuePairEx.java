@@ -123,7 +123,7 @@ public final class QueuePairEx {
         if (n == 0) {
             return 0;
         }
-        batch.ensureOpen();
+        batch.beginPost();
         qp.ensureOpen();
         qp.sendLock.lock(); // the QP's destroy takes it first
         try {

@@ -32,6 +32,11 @@ abstract sealed class RequestBatch implements AutoCloseable permits SendBatch, R
     static final int MAX_SGE = 1 << 10;
     int count;
     int failedIndex = -1;
+    /**
+     * How many requests the last post put on the device (those before {@link #failedIndex} when the provider refused
+     * one; none when rdma4j's checks refused one before the post, or the queue was full): see {@link #beginPost}.
+     */
+    int posted;
     /** Native memory the batch owns for request i's copied data: {@code ownBytes} bytes at {@code i * ownBytes}. */
     final MemorySegment own;
     final long ownBytes;
@@ -210,10 +215,12 @@ abstract sealed class RequestBatch implements AutoCloseable permits SendBatch, R
         if (rc != 0) {
             int bad = indexOf(badWr.get(java.lang.foreign.ValueLayout.ADDRESS, 0), wrSize());
             failedIndex = bad;
+            posted = bad;
             unclaim(slots, bad, n);
             return rc;
         }
         failedIndex = -1;
+        posted = n;
         return 0;
     }
 
@@ -236,7 +243,19 @@ abstract sealed class RequestBatch implements AutoCloseable permits SendBatch, R
             return rc;
         }
         failedIndex = -1;
+        posted = n;
         return 0;
+    }
+
+    /** A post begins: refused if the batch is closed; nothing of it is posted yet ({@link #posted}). */
+    final void beginPost() {
+        ensureOpen();
+        posted = 0;
+    }
+
+    /** {@link #posted}, for a driver in another package. */
+    final int posted() {
+        return posted;
     }
 
     /**
@@ -316,8 +335,10 @@ abstract sealed class RequestBatch implements AutoCloseable permits SendBatch, R
     }
 
     /**
-     * After a failed post: the index of the first request that was not posted (the verb's
-     * {@code bad_wr}); requests before it were posted. -1 when the last post succeeded.
+     * After a failed post: the index of the request refused. When the provider refused it (the verb's
+     * {@code bad_wr}), the requests before it were posted; when rdma4j's checks refused it before the post (a request
+     * the queue pair cannot take, an invalidate of a window not bound there), none was. -1 when the last post
+     * succeeded.
      *
      * @return the index, or -1
      */

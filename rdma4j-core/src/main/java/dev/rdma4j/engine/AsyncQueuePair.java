@@ -498,7 +498,7 @@ public final class AsyncQueuePair implements AutoCloseable {
             try {
                 ACCESS.postChain(qp, batch, id);
             } catch (VerbsException e) {
-                int posted = batch.failedIndex();
+                int posted = ACCESS.posted(batch); // 0 when rdma4j refused a request before the post
                 if (posted <= 0) {
                     outcomes.fail(id, e);
                 } else { // the first `posted` requests are on the device

@@ -67,6 +67,27 @@ class AsyncChainDeviceTest {
         }
     }
 
+    /**
+     * A chain whose second request rdma4j refuses before the post (an invalidate of a window never bound) posts
+     * nothing: the failed index is 1, and the engine kept one unit of send room for a completion of request 0 that
+     * never comes (until the queue pair's reset or close) before it asked how many were posted.
+     */
+    @Test
+    void aChainRefusedBeforeThePostKeepsNoSendRoom() throws Exception {
+        try (EnginePair p = new EnginePair(PollingMode.EVENT, 8); SendBatch chain = new SendBatch(2, 1);
+                dev.rdma4j.MemoryWindow window = p.pd.allocateWindow(dev.rdma4j.MemoryWindow.Type.TYPE_2)) {
+            int capacity = p.a.queuePair().capabilities().maxSendWr();
+            chain.send(1, p.memA, 0, 4).localInvalidate(2, window);
+            for (int i = 0; i < 3; i++) {
+                CompletableFuture<WorkCompletion> f = p.a.postAsync(chain);
+                assertThatThrownBy(() -> f.get(T, TimeUnit.SECONDS)).isInstanceOf(ExecutionException.class).cause()
+                        .isInstanceOf(dev.rdma4j.VerbsException.class).hasMessageContaining("not bound");
+                assertThat(chain.failedIndex()).isEqualTo(1);
+                assertThat(p.a.sendRoom()).as("after refusal %d", i + 1).isEqualTo(capacity);
+            }
+        }
+    }
+
     @Test
     void chainsThatNothingWouldCompleteAreRefused() throws Exception {
         try (EnginePair p = new EnginePair(PollingMode.EVENT, 4); SendBatch chain = new SendBatch(256, 1)) {

@@ -62,6 +62,9 @@ public interface Access {
     /** Posts the batch as one chain whose requests take the wr_ids {@code idBase}, {@code idBase + 1}, .... */
     void postChain(QueuePair qp, SendBatch batch, long idBase) throws VerbsException;
 
+    /** How many requests of the batch its last post put on the device (none when rdma4j refused it first). */
+    int posted(SendBatch batch);
+
     /** Whether request {@code i} of the batch asks for a completion. */
     boolean isSignaled(SendBatch batch, int i);
 

@@ -43,6 +43,7 @@ final class VerbsHandles implements Access {
     private static final MethodHandle POST_RECV;
     private static final MethodHandle CLEAR_WR_ID;
     private static final MethodHandle IS_SIGNALED;
+    private static final MethodHandle POSTED;
     private static final MethodHandle STATE_CHANGED;
     private static final MethodHandle RENAME_OWNER;
 
@@ -67,6 +68,7 @@ final class VerbsHandles implements Access {
                     methodType(void.class, ReceiveBatch.class, boolean.class));
             CLEAR_WR_ID = l.findVirtual(WorkCompletions.class, "clearWrId", methodType(void.class, int.class));
             IS_SIGNALED = l.findVirtual(SendBatch.class, "isSignaled", methodType(boolean.class, int.class));
+            POSTED = l.findVirtual(SendBatch.class, "posted", methodType(int.class));
             STATE_CHANGED = l.findVirtual(QueuePair.class, "stateChanged", methodType(void.class, QpState.class));
             RENAME_OWNER = l.findVirtual(SharedReceiveQueue.class, "renameOwner", methodType(void.class, String.class));
         } catch (ReflectiveOperationException e) {
@@ -152,6 +154,15 @@ final class VerbsHandles implements Access {
             POST_SEND.invokeExact(qp, batch, true, idBase);
         } catch (VerbsException e) {
             throw e;
+        } catch (Throwable t) {
+            throw Native.rethrow(t);
+        }
+    }
+
+    @Override
+    public int posted(SendBatch batch) {
+        try {
+            return (int) POSTED.invokeExact(batch);
         } catch (Throwable t) {
             throw Native.rethrow(t);
         }
