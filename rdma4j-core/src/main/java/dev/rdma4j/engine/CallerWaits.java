@@ -68,6 +68,10 @@ final class CallerWaits {
                     + " thread: no other thread may poll it");
         }
         engine.refuseBlockingOnEngineThread("CompletionEngine.pollWhileWaiting");
+        if (Thread.currentThread().isVirtual()) {
+            return false; // spinning would hold its carrier (and yielding between looks stalled a ping-pong in one
+                          // of two runs on one carrier): the caller parks the usual way, the engine's thread dispatches
+        }
         long start = System.nanoTime();
         d.waiters.incrementAndGet();
         boolean polling = true;
@@ -118,7 +122,7 @@ final class CallerWaits {
             throws InterruptedException {
         DrivenQueue d = driven(cq);
         engine.refuseBlockingOnEngineThread("CompletionEngine.blockWhileWaiting");
-        if (d.own == null || turn.mode() != PollingMode.EVENT || d.busy || d.blocking.get()
+        if (Thread.currentThread().isVirtual() || d.own == null || turn.mode() != PollingMode.EVENT || d.busy || d.blocking.get()
                 || !d.blocking.compareAndSet(false, true)) {
             return false;
         }

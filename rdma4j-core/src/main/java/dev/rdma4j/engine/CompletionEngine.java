@@ -365,12 +365,14 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
      * polled, by one poller at a time; their
      * futures complete on this thread, where their continuations run as on the engine's thread (they must not
      * block: the blocking calls refuse to). Returns early, {@code false}, when polling here cannot go on (the
-     * queue or engine closed or broken): the engine then completes {@code f} as usual.
+     * queue or engine closed or broken), and at once on a virtual thread (spinning would hold its carrier from the
+     * other virtual threads): the engine then completes {@code f} as usual.
      *
      * @param cq           a completion queue of this engine's, without a {@link CompletionHandler}
      * @param f            what the caller waits for (a future of a request on {@code cq}'s queue pairs)
      * @param timeoutNanos the longest wait
-     * @return true once {@code f} is done; false at the deadline, or when polling here ended early
+     * @return true once {@code f} is done; false at the deadline, or when polling here ended early or could not
+     *         begin (a virtual thread)
      * @throws InterruptedException     if the thread is interrupted ({@code f} is left as it is)
      * @throws IllegalArgumentException if this engine does not drive {@code cq}, or a handler takes its
      *                                  completions (dispatched in place on the engine's thread only)
@@ -443,7 +445,8 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
      *                     is read only once the caller would sleep: a wait that ends at its first look reads none)
      * @return true once {@code done}; false at the deadline, or at once or later when waiting here cannot go on:
      *         the engine is not in event mode, the queue has no channel of its own or is busy-polled, another
-     *         caller waits on it, the queue or the engine is closing. The caller then waits the usual way.
+     *         caller waits on it, the queue or the engine is closing, or the caller is a virtual thread (asleep in
+     *         {@code poll(2)} it would hold its carrier). The caller then waits the usual way (parked).
      * @throws InterruptedException     if the thread is interrupted
      * @throws IllegalArgumentException if this engine does not drive {@code cq}
      * @throws IllegalStateException    on the engine's thread (it would wait for itself)

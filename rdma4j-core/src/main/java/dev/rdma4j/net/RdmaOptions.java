@@ -376,8 +376,9 @@ public final class RdmaOptions {
          * per completion). The futures
          * ({@code receiveAsync}, ...) complete on the engine thread as before: for them, choose
          * {@link PollingMode#BUSY_POLL} with {@link #pollingMode} (or give an engine in that mode). A spinning caller
-         * holds its CPU: busy-poll on platform threads, not virtual ones (a spinning virtual thread holds its
-         * carrier, and the virtual threads that would take the messages it waits for may never run).
+         * holds its CPU: busy-poll on platform threads. A virtual thread neither spins nor sleeps on the channel
+         * (either would hold its carrier from the other virtual threads, the one that sends what it waits for
+         * included): it parks while the engine's thread dispatches, with or without this option.
          *
          * @param on whether waiting callers poll
          * @return this builder
