@@ -61,7 +61,8 @@ public final class ReceivePool implements AutoCloseable {
      * @param slotSize bytes per buffer, at least 1
      * @return the pool, all buffers posted
      * @throws IllegalArgumentException if not one buffer fits, or the region is of another protection domain
-         * @throws IllegalStateException if the SRQ has an owner already (another pool)
+         * @throws IllegalStateException if the SRQ has an owner already (another pool), or receives posted (a closed
+     *                               pool's stay posted)
      * @throws VerbsException if a post or arming the limit fails (the SRQ is not owned then; receives posted before
      *                        the failure stay posted)
      */
@@ -80,12 +81,19 @@ public final class ReceivePool implements AutoCloseable {
             throw new IllegalArgumentException("no buffer of " + slotSize + " bytes fits in " + region);
         }
         srq.claim("a ReceivePool of " + n + " buffers");
+        int posted = srq.outstanding();
+        if (posted > 0) { // another's (a closed pool's stay posted): their completions would look like this pool's
+            srq.disown(null);
+            throw new IllegalStateException(srq + " has " + posted + " receives posted: a ReceivePool needs an SRQ"
+                    + " whose receives are all its own");
+        }
         ReceivePool pool = new ReceivePool(srq, region, offset, slotSize, n);
+        int watermark = Math.max(1, n / 4);
         try {
             for (int i = 0; i < n; i++) {
                 pool.post(i);
             }
-            pool.refill = srq.refillForOwner(Math.max(1, n / 4), q -> pool.repostFree());
+            pool.refill = srq.refillForOwner(watermark, q -> pool.repostFree(watermark), false);
         } catch (VerbsException | RuntimeException e) {
             pool.close(); // the SRQ is the caller's again; the receives posted stay posted
             throw e;
@@ -203,14 +211,22 @@ public final class ReceivePool implements AutoCloseable {
         waiting[i] = false;
     }
 
-    private synchronized void repostFree() throws VerbsException {
+    /**
+     * The limit event: posts the buffers whose repost failed and re-arms the limit at {@code watermark}, under the
+     * pool's lock, so that a closed pool (whose close gives the SRQ back under the same lock) neither posts nor arms.
+     */
+    private synchronized void repostFree(int watermark) throws VerbsException {
         limitEvents++;
-        for (int i = 0; i < slots && !closed.get(); i++) {
+        if (closed.get()) {
+            return;
+        }
+        for (int i = 0; i < slots; i++) {
             if (waiting[i]) {
                 postLocked(i);
                 limitReposts++;
             }
         }
+        srq.armForOwner(watermark);
     }
 
     /**
@@ -221,10 +237,10 @@ public final class ReceivePool implements AutoCloseable {
     @Override
     public void close() {
         if (closed.compareAndSet(false, true)) {
-            synchronized (this) {
+            synchronized (this) { // a limit event under way reposts and re-arms before, or sees the pool closed
                 one.close();
+                srq.disown(refill);
             }
-            srq.disown(refill);
         }
     }
 }

@@ -35,6 +35,7 @@ abstract sealed class RequestBatch implements AutoCloseable permits SendBatch, R
     /**
      * How many requests the last post put on the device (those before {@link #failedIndex} when the provider refused
      * one; none when rdma4j's checks refused one before the post, or the queue was full): see {@link #beginPost}.
+     * Kept for send batches (an {@code AsyncQueuePair}'s chains); a refused receive post may leave an older count.
      */
     int posted;
     /** Native memory the batch owns for request i's copied data: {@code ownBytes} bytes at {@code i * ownBytes}. */

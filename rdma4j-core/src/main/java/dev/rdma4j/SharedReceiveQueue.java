@@ -164,6 +164,11 @@ public final class SharedReceiveQueue extends NativeResource {
         arm(limit);
     }
 
+    /** The owner's re-arm of the limit ({@link ReceivePool}, from its refill). */
+    void armForOwner(int limit) throws VerbsException {
+        arm(limit);
+    }
+
     private void arm(int limit) throws VerbsException {
         if (limit < 0 || limit > maxWr) {
             throw new IllegalArgumentException("the limit must be 0.." + maxWr + " (the SRQ's max_wr): " + limit);
@@ -339,21 +344,24 @@ public final class SharedReceiveQueue extends NativeResource {
      */
     public void refillOnLimit(int watermark, RefillAction refill) throws VerbsException {
         refuseIfOwned("refillOnLimit");
-        refillForOwner(watermark, refill);
+        refillForOwner(watermark, refill, true);
     }
 
     /**
-     * {@link #refillOnLimit} for the owner ({@link ReceivePool}): returns the listener, which the owner removes when it
-     * gives the SRQ back ({@link #disown}); none is left when arming fails.
+     * {@link #refillOnLimit} for the owner ({@link ReceivePool}), whose refill re-arms the limit itself
+     * ({@code armAfter} false, {@link #armForOwner}): returns the listener, which the owner removes when it gives the
+     * SRQ back ({@link #disown}); none is left when arming fails.
      */
-    Consumer<AsyncEvent> refillForOwner(int watermark, RefillAction refill) throws VerbsException {
+    Consumer<AsyncEvent> refillForOwner(int watermark, RefillAction refill, boolean armAfter) throws VerbsException {
         Consumer<AsyncEvent> l = e -> {
             if (e.type() != AsyncEventType.SRQ_LIMIT_REACHED || isClosed() || inError) {
                 return;
             }
             try {
                 refill.refill(this);
-                arm(watermark);
+                if (armAfter) {
+                    arm(watermark);
+                }
             } catch (VerbsException | RuntimeException ex) {
                 System.getLogger("dev.rdma4j").log(System.Logger.Level.WARNING, "SRQ refill failed", ex);
             }

@@ -392,7 +392,8 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
      * @param cq           a completion queue of this engine's, without a {@link CompletionHandler}
      * @param done         true once the caller's wait is over
      * @param timeoutNanos the longest wait
-     * @return true once {@code done}; false at the deadline, or when polling here ended early
+     * @return true once {@code done}; false at the deadline, or when polling here ended early or could not begin (a
+     *         virtual thread): false is not a timeout, the caller goes on with its usual wait
      * @throws InterruptedException     if the thread is interrupted
      * @throws IllegalArgumentException if this engine does not drive {@code cq}, or a handler takes its
      *                                  completions

@@ -371,9 +371,9 @@ public final class RdmaOptions {
          * completion channel: no interrupt, no wake-up; the waiting thread spins, as a C program polls its own CQ.
          * Without it (the default, with an engine in event mode) the waiting thread sleeps on the connection's own
          * completion channel and polls the CQ itself when woken ({@link CompletionEngine#blockWhileWaiting}), as a
-         * C program in event mode does: no hand-off between threads either way. The engine's thread handles what
-         * completes while nobody waits (looking every 1 to 8 ms while waiters come and go, so without a wake-up
-         * per completion). The futures
+         * C program in event mode does: no hand-off between threads either way (on platform threads). The engine's
+         * thread handles what completes while nobody waits (looking every 1 to 8 ms while waiters come and go, so
+         * without a wake-up per completion). The futures
          * ({@code receiveAsync}, ...) complete on the engine thread as before: for them, choose
          * {@link PollingMode#BUSY_POLL} with {@link #pollingMode} (or give an engine in that mode). A spinning caller
          * holds its CPU: busy-poll on platform threads. A virtual thread neither spins nor sleeps on the channel
