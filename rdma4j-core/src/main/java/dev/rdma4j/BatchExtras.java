@@ -130,23 +130,16 @@ final class BatchExtras {
      * @return {@code rc}
      */
     int windowOpsPosted(int rc, int n, QueuePair qp) {
-        windowOpsPosted(batch.wrs, rc == 0 ? n : Math.max(0, batch.failedIndex), qp);
-        return rc;
-    }
-
-    /**
-     * The window requests among the first {@code posted} requests of {@code wrs} were posted on {@code qp}, in order:
-     * binds give their windows the keys, invalidates unbind them.
-     */
-    private void windowOpsPosted(MemorySegment wrs, int posted, QueuePair qp) {
-        for (int i = 0; i < posted; i++) {
+        int posted = rc == 0 ? n : Math.max(0, batch.failedIndex);
+        for (int i = 0; i < posted; i++) { // in order: binds give their windows the keys, invalidates unbind them
             MemoryWindow w = windows[i];
             if (w != null && regions[i] == null) {
                 w.invalidatePosted(qp);
             } else if (w != null) {
-                w.bindPosted(WrView.bindRkey(wrs, i), regions[i], addresses[i], lengths[i], zeroBased[i], qp);
+                w.bindPosted(WrView.bindRkey(batch.wrs, i), regions[i], addresses[i], lengths[i], zeroBased[i], qp);
             }
         }
+        return rc;
     }
 
     /** Request {@code i}'s 8 atomic-write bytes now hold {@code value} (native memory of the batch's own). */

@@ -61,7 +61,7 @@ public final class ReceivePool implements AutoCloseable {
      * @param slotSize bytes per buffer, at least 1
      * @return the pool, all buffers posted
      * @throws IllegalArgumentException if not one buffer fits, or the region is of another protection domain
-         * @throws IllegalStateException if the SRQ has an owner already (another pool), or receives posted (a closed
+     * @throws IllegalStateException if the SRQ has an owner already (another pool), or receives posted (a closed
      *                               pool's stay posted)
      * @throws VerbsException if a post or arming the limit fails (the SRQ is not owned then; receives posted before
      *                        the failure stay posted)
@@ -93,7 +93,7 @@ public final class ReceivePool implements AutoCloseable {
             for (int i = 0; i < n; i++) {
                 pool.post(i);
             }
-            pool.refill = srq.refillForOwner(watermark, q -> pool.repostFree(watermark), false);
+            pool.refill = srq.refillForOwner(watermark, q -> pool.repostFree(watermark));
         } catch (VerbsException | RuntimeException e) {
             pool.close(); // the SRQ is the caller's again; the receives posted stay posted
             throw e;
@@ -226,7 +226,7 @@ public final class ReceivePool implements AutoCloseable {
                 limitReposts++;
             }
         }
-        srq.armForOwner(watermark);
+        srq.arm(watermark);
     }
 
     /**

@@ -164,12 +164,8 @@ public final class SharedReceiveQueue extends NativeResource {
         arm(limit);
     }
 
-    /** The owner's re-arm of the limit ({@link ReceivePool}, from its refill). */
-    void armForOwner(int limit) throws VerbsException {
-        arm(limit);
-    }
-
-    private void arm(int limit) throws VerbsException {
+    /** Arms the limit; the owner's re-arm too ({@link ReceivePool}, from its refill). */
+    void arm(int limit) throws VerbsException {
         if (limit < 0 || limit > maxWr) {
             throw new IllegalArgumentException("the limit must be 0.." + maxWr + " (the SRQ's max_wr): " + limit);
         }
@@ -344,24 +340,24 @@ public final class SharedReceiveQueue extends NativeResource {
      */
     public void refillOnLimit(int watermark, RefillAction refill) throws VerbsException {
         refuseIfOwned("refillOnLimit");
-        refillForOwner(watermark, refill, true);
+        refillForOwner(watermark, q -> {
+            refill.refill(q);
+            arm(watermark);
+        });
     }
 
     /**
-     * {@link #refillOnLimit} for the owner ({@link ReceivePool}), whose refill re-arms the limit itself
-     * ({@code armAfter} false, {@link #armForOwner}): returns the listener, which the owner removes when it gives the
-     * SRQ back ({@link #disown}); none is left when arming fails.
+     * Arms the limit at {@code watermark} and calls {@code refill} on every limit event, which re-arms it ({@link #arm}:
+     * {@link #refillOnLimit}'s does after its caller's action, {@link ReceivePool}'s under the pool's lock): returns the
+     * listener, which the owner removes when it gives the SRQ back ({@link #disown}); none is left when arming fails.
      */
-    Consumer<AsyncEvent> refillForOwner(int watermark, RefillAction refill, boolean armAfter) throws VerbsException {
+    Consumer<AsyncEvent> refillForOwner(int watermark, RefillAction refill) throws VerbsException {
         Consumer<AsyncEvent> l = e -> {
             if (e.type() != AsyncEventType.SRQ_LIMIT_REACHED || isClosed() || inError) {
                 return;
             }
             try {
                 refill.refill(this);
-                if (armAfter) {
-                    arm(watermark);
-                }
             } catch (VerbsException | RuntimeException ex) {
                 System.getLogger("dev.rdma4j").log(System.Logger.Level.WARNING, "SRQ refill failed", ex);
             }
