@@ -43,6 +43,11 @@ final class PerfLoops implements AutoCloseable {
     private static final long QP_SHIFT = 40;
     private static final long COUNT_MASK = (1L << QP_SHIFT) - 1;
     private static final long MAX_INTERVAL_NS = 3_600_000_000_000L;
+    /**
+     * Iterations of each call of a latency loop in the warm-up ({@link #inRuns}): few, so that the loop's back-edge
+     * is the common case and the compiled loop keeps no trap on it (as net-pingpong's runs of 8).
+     */
+    static final long WARMUP_RUN = 8;
 
     private final PerfParameters p;
     private final QueuePair[] qps;
@@ -186,16 +191,12 @@ final class PerfLoops implements AutoCloseable {
             marked = true;
             marks.start();
         }
-        if (loops) {
-            row = switch (p.test()) {
-                case SEND_LAT -> cq instanceof PerfCompletions.Engine e && duration == 0
-                        ? sendLatencyOnEngine(e, (int) size, n, record)
-                        : sendLatency((int) size, iters, deadline, record);
-                case WRITE_LAT -> writeLatency((int) size, iters, deadline, record);
-                case READ_LAT, ATOMIC_LAT -> oneSidedLatency((int) size, iters, deadline, record);
-                case WRITE_BW, READ_BW, SEND_BW -> client ? bandwidth((int) size, iters, deadline, record)
-                        : sendBandwidthServer((int) size, iters, record);
-            };
+        if (loops && !record && duration == 0 && inRuns()) {
+            for (long done = 0; done < n; done += WARMUP_RUN) { // both sides split n alike: runs of equal length
+                loop(size, Math.min(WARMUP_RUN, n - done), Long.MAX_VALUE, false);
+            }
+        } else if (loops) {
+            row = loop(size, iters, deadline, record);
         }
         loopEnded(); // a side without a loop of its own, or an empty run
         if (duration > 0) {
@@ -217,6 +218,34 @@ final class PerfLoops implements AutoCloseable {
             }
         }
         return record ? row : null;
+    }
+
+    /**
+     * Whether the warm-up calls this test's loop in runs of {@link #WARMUP_RUN} iterations: send_lat's, when the
+     * measuring thread runs it. Its loop has one back-edge an iteration (its waits are calls of their own), so a
+     * warm-up that called it once a round left it to on-stack compilation only, and the measured call, made once,
+     * ran in the interpreter until the back-edge counter next overflowed (every 1,024 back-edges under C2): 0 to
+     * 1,023 of its iterations, a different number in each JVM (a C2 profile of send_lat's window: 1,643 user
+     * instructions an iteration in the interpreter, 2026-11-29). Called thousands of times, the loop is compiled as
+     * a method, which the measured call enters from its first iteration (net-pingpong's blocking loop had the same
+     * fault). The other loops spin inside themselves, many back-edges an iteration, and are entered compiled within
+     * a few iterations; write_lat's could not run in pieces anyway: it clears its buffer at the end of a call, which
+     * only the barrier between rounds keeps from erasing the peer's next write.
+     */
+    private boolean inRuns() {
+        return p.test() == PerfKind.SEND_LAT && !(cq instanceof PerfCompletions.Engine); // -e: the engine's handler
+    }
+
+    private Object loop(long size, long iters, long deadline, boolean record) throws PerfException {
+        return switch (p.test()) {
+            case SEND_LAT -> cq instanceof PerfCompletions.Engine e && deadline == Long.MAX_VALUE
+                    ? sendLatencyOnEngine(e, (int) size, iters, record)
+                    : sendLatency((int) size, iters, deadline, record);
+            case WRITE_LAT -> writeLatency((int) size, iters, deadline, record);
+            case READ_LAT, ATOMIC_LAT -> oneSidedLatency((int) size, iters, deadline, record);
+            case WRITE_BW, READ_BW, SEND_BW -> client ? bandwidth((int) size, iters, deadline, record)
+                    : sendBandwidthServer((int) size, iters, record);
+        };
     }
 
     /** The server's watcher of a -D run: the client's sync byte ends the run. */
