@@ -37,6 +37,8 @@ final class Outbox {
     static final long SEND = 1L << 32;
     /** The tag of a message of credits only. */
     private static final long CREDIT = SEND | 1L << 33;
+    /** What {@link #sendOrWait} returns for a message not sent (compared by identity; never completed). */
+    static final CompletableFuture<Void> NOT_SENT = new CompletableFuture<>();
 
     private final CompletionEngine engine;
     private final String name;
@@ -161,22 +163,24 @@ final class Outbox {
 
     /**
      * {@code RdmaConnection.send}: copies {@code data} into a free buffer (posted now or when a credit comes) and
-     * returns null, or, with every buffer taken, queues a copy and returns the future of its acknowledgement. Once
-     * sending stopped, returns null at once (a failure is the caller's to report; after the peer left, the message
-     * is lost, as a socket's write after the peer's end returns).
+     * returns null, or, with every buffer taken, queues a copy and returns the future of its acknowledgement. Returns
+     * {@link #NOT_SENT} when sending had stopped (a failure is the caller's to report; after the peer left, the
+     * message is lost, as a socket's write after the peer's end returns) or this call's post failed at once; never
+     * for a failure that a completion reports after the post, which is the next call's to report.
      */
     CompletableFuture<Void> sendOrWait(MemorySegment data) {
         lock.lock();
         try {
             if (stopped != null) {
-                return null;
+                return NOT_SENT;
             }
             if (slots.hasFree() && pending.isEmpty()) {
                 int slot = fill(data);
                 inFlight[slot] = null;
                 unacknowledged++;
                 postFilled();
-                return null; // acknowledged in the dispatcher, its failure the next call's, the close waits for it
+                // stopped changes under this lock only: set now, it is this post's failure (or the pump's after it)
+                return stopped != null ? NOT_SENT : null; // else its failure is the next call's; the close waits
             }
             CompletableFuture<Void> f = new CompletableFuture<>();
             sendsQueued++;

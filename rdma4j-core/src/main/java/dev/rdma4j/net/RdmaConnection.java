@@ -442,8 +442,11 @@ public final class RdmaConnection implements AutoCloseable {
         ensureOpen();
         CompletableFuture<Void> f = outbox.sendOrWait(data);
         if (f == null) {
-            throwIfFailed(); // its post failed at once
-            return; // its acknowledgement is the dispatcher's, its failure the next call's, close() waits for it
+            return; // posted or staged: acknowledged by the dispatcher, a failure the next call's, the close waits
+        }
+        if (f == Outbox.NOT_SENT) {
+            throwIfFailed(); // its post failed at once, or an earlier send had (else the peer left: lost, as a socket's)
+            return;
         }
         Waits.await(f, outbox.waitHere(f, t, options.busyPoll(), this), "send",
                 () -> new WorkRequestTimeoutException("send", t, !outbox.dropPending(f)));
