@@ -70,19 +70,6 @@ public final class CompletionChannel extends NativeResource {
     }
 
     /**
-     * How many completion queues use this channel now (created on it, not closed). A channel of one queue, armed
-     * ({@code ibv_req_notify_cq}) only after the event of its previous arming was read, has at most one event
-     * pending: an event loop need not call {@link #nextEvent()} once more to find none (a system call), since the
-     * queue's next event, after the loop drained and armed it again, reports the fd anew even to an edge-triggered
-     * epoll.
-     *
-     * @return the number of queues
-     */
-    public int queueCount() {
-        return queues.size();
-    }
-
-    /**
      * The channel's file descriptor (non-blocking), readable when a CQ event is pending: register it
      * with epoll edge-triggered and call {@link #nextEvent()} until it returns null.
      *

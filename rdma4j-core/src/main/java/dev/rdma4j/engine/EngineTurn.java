@@ -439,10 +439,7 @@ final class EngineTurn {
         }
     }
 
-    /**
-     * ibv_get_cq_event until EAGAIN (the fd is edge-triggered), marking CQs ready; acks in batches. A channel of
-     * one queue is read once ({@link #oneQueue}).
-     */
+    /** ibv_get_cq_event until EAGAIN (the fd is edge-triggered), marking CQs ready; acks in batches. */
     private void takeChannelEvents(CompletionChannel ch) {
         for (boolean reported = true;; reported = false) {
             CompletionQueue cq;
@@ -467,20 +464,7 @@ final class EngineTurn {
                     }
                 }
             }
-            if (oneQueue(ch)) {
-                return;
-            }
         }
-    }
-
-    /**
-     * Whether a wake-up reads {@code ch} once, not until EAGAIN: when one queue uses it, one event says all (that
-     * queue is ready), and the read that finds nothing is a system call a wake-up (a poll(2)). Nothing is lost: the
-     * queue is drained and armed again, and its next event reports the fd anew (every event wakes the epoll); an event
-     * left over (a queue armed twice: the engine, then a caller of its own channel) is read then, one behind.
-     */
-    private static boolean oneQueue(CompletionChannel ch) {
-        return ch.queueCount() == 1;
     }
 
     /**
@@ -515,9 +499,6 @@ final class EngineTurn {
                 if (++d.eventsSinceAck >= ACK_BATCH) {
                     cq.acknowledgeEvents();
                     d.eventsSinceAck = 0;
-                }
-                if (oneQueue(d.own)) {
-                    return;
                 }
             }
         } finally {
