@@ -164,14 +164,16 @@ final class Outbox {
     /**
      * {@code RdmaConnection.send}: copies {@code data} into a free buffer (posted now or when a credit comes) and
      * returns null, or, with every buffer taken, queues a copy and returns the future of its acknowledgement. Returns
-     * {@link #NOT_SENT} when sending had stopped (a failure is the caller's to report; after the peer left, the
-     * message is lost, as a socket's write after the peer's end returns) or this call's post failed at once; never
-     * for a failure that a completion reports after the post, which is the next call's to report.
+     * {@link #NOT_SENT} when sending had stopped or a failure was recorded (the caller reports it; after the peer
+     * left, the message is lost, as a socket's write after the peer's end returns) or this call's post failed at
+     * once; never for a failure that a completion reports after the post, which is the next call's to report.
      */
     CompletableFuture<Void> sendOrWait(MemorySegment data) {
         lock.lock();
         try {
-            if (stopped != null) {
+            // failure too: sent() records a failed completion before it takes the lock to stop sending, and a message
+            // posted in between would return as if sent, and come back flushed, nothing reporting the failure
+            if (stopped != null || failure != null) {
                 return NOT_SENT;
             }
             if (slots.hasFree() && pending.isEmpty()) {

@@ -226,8 +226,9 @@ final class PerfLoops implements AutoCloseable {
      * warm-up that called it once a round left it to on-stack compilation only, and the measured call, made once,
      * ran in the interpreter until the back-edge counter next overflowed (every 1,024 back-edges under C2): 0 to
      * 1,023 of its iterations, a different number in each JVM (a C2 profile of send_lat's window: 1,643 user
-     * instructions an iteration in the interpreter, 2026-11-29). Called thousands of times, the loop is compiled as
-     * a method, which the measured call enters from its first iteration (net-pingpong's blocking loop had the same
+     * instructions an iteration in the interpreter, 2026-11-29). Called 125-250 times a warm-up round, the loop is
+     * compiled as a method within a few rounds, and the measured call enters it from its first iteration (the profile
+     * after: 16 instructions an iteration in the interpreter) (net-pingpong's blocking loop had the same
      * fault). The other loops spin inside themselves, many back-edges an iteration, and are entered compiled within
      * a few iterations; write_lat's could not run in pieces anyway: it clears its buffer at the end of a call, which
      * only the barrier between rounds keeps from erasing the peer's next write.
