@@ -144,6 +144,8 @@ public final class CompletionQueue extends NativeResource {
             int n = extended == null ? DataPath.pollCq(pollFn, handle.address(), completions.capacity(), wcs)
                     : extended.poll(completions.capacity(), wcs, completions.timestamps());
             completions.timestamped = timestamps;
+            completions.emptied(n >= 0 && n < completions.capacity()
+                    && (extended == null || !extended.stoppedOnError()));
             if (n < 0) {
                 completions.count(0);
                 throw VerbsException.of("ibv_poll_cq", -n > 1 ? -n : dev.rdma4j.internal.ffi.CConstants.EIO, description());

@@ -33,6 +33,8 @@ public final class WorkCompletions implements AutoCloseable {
     private final int capacity;
     private final MemorySegment wcs;
     private int count;
+    /** Whether the last poll found fewer entries than {@link #capacity} (written by each poll). */
+    private boolean emptied;
     private final MemoryRegion[] regions;
     private final long[] offsets;
     private final dev.rdma4j.internal.QpDriver[] drivers;
@@ -169,6 +171,20 @@ public final class WorkCompletions implements AutoCloseable {
         return count;
     }
 
+    /**
+     * Whether the last poll left its queue empty: {@code ibv_poll_cq} found fewer entries than this batch holds (those
+     * of destroyed queue pairs, which the poll drops, count too), so the CQ had no more at that moment. A loop that
+     * drains a queue stops here instead of polling once more for nothing: after arming the queue
+     * ({@link CompletionQueue#requestNotification(boolean)}), a poll that empties it closes the lost-wake-up window as
+     * well as an empty poll would. False after a full batch (more may be waiting, even when {@link #count()} is 0
+     * because every entry was dropped) and after a failed poll.
+     *
+     * @return true when the queue was emptied by the last poll
+     */
+    public boolean emptied() {
+        return emptied;
+    }
+
     /** The native entries, for a poll; refused once closed (the poll would fail on them anyway, with the JDK's text). */
     MemorySegment segment() {
         if (closed.get()) {
@@ -193,6 +209,11 @@ public final class WorkCompletions implements AutoCloseable {
 
     void count(int n) {
         count = n;
+    }
+
+    /** Records whether the last poll emptied its queue (see {@link #emptied()}). */
+    void emptied(boolean e) {
+        emptied = e;
     }
 
     /**

@@ -67,6 +67,32 @@ class CompletionDirectionDeviceTest {
         }
     }
 
+    /**
+     * {@link WorkCompletions#emptied()}: a poll that fills its batch may have left more; one that takes fewer than
+     * the batch holds found the CQ empty (the engine's drain stops there, without a poll more for nothing). The three
+     * receive completions are all in b's CQ before it is polled: the responder writes a receive's completion before
+     * it acknowledges the send, and a's three send completions are awaited first.
+     */
+    @Test
+    void aPollThatTakesFewerThanItsBatchHoldsSaysTheQueueWasEmptied() throws Exception {
+        try (Loopback lb = new Loopback(QpType.RC); MemoryRegion mr = lb.pd.allocate(4096, AccessFlag.LOCAL_WRITE);
+                WorkCompletions two = new WorkCompletions(2)) {
+            for (int i = 0; i < 3; i++) {
+                lb.b.postReceive(30 + i, mr, 64L * i, 64);
+            }
+            for (int i = 0; i < 3; i++) {
+                lb.a.postSend(40 + i, mr, 1024, 16);
+            }
+            assertThat(lb.await(lb.cqA, 3)).extracting(WorkCompletion::status).containsOnly(WcStatus.SUCCESS);
+            assertThat(lb.cqB.poll(two)).isEqualTo(2);
+            assertThat(two.emptied()).as("a full batch: more may wait").isFalse();
+            assertThat(lb.cqB.poll(two)).isEqualTo(1);
+            assertThat(two.emptied()).as("one of two: the CQ was empty").isTrue();
+            assertThat(lb.cqB.poll(two)).isZero();
+            assertThat(two.emptied()).as("none: empty").isTrue();
+        }
+    }
+
     private static long pollOne(CompletionQueue cq, WorkCompletions wcs) throws VerbsException {
         long deadline = System.nanoTime() + Loopback.TIMEOUT.toNanos();
         while (cq.poll(wcs) == 0) {

@@ -16,10 +16,12 @@ import java.util.function.Supplier;
  * {@link AsyncQueuePair}s.
  *
  * <p>In {@link PollingMode#EVENT} mode each CQ reports to a completion channel whose fd is
- * non-blocking and registered with epoll edge-triggered ({@code EPOLLIN | EPOLLET}). The cycle is
- * {@code ibv_req_notify_cq} → {@code epoll_wait} → {@code ibv_get_cq_event} until EAGAIN → drain the CQ
- * completely → re-arm → <b>drain again</b>: a completion that lands between the last empty poll and
- * the re-arm raises no event, and the second drain is what keeps the engine free of lost wake-ups.
+ * non-blocking and registered with epoll (the engine's shared channels level-triggered, a queue's own channel
+ * edge-triggered). The cycle is {@code epoll_wait} → one {@code ibv_get_cq_event} per report (an event left
+ * pending is reported again) → {@code ibv_req_notify_cq} → <b>drain after arming</b>, as C's event loops do:
+ * a completion that landed before the arming is found by the drain, one after it raises an event, so the
+ * engine has no lost wake-ups. The drain stops at the first poll that takes fewer entries than its batch holds
+ * ({@link dev.rdma4j.WorkCompletions#emptied()}): the CQ was empty then, and no poll more is needed to know it.
  * Events are acknowledged in batches ({@code ibv_ack_cq_events}), and all of them before a CQ is
  * destroyed. No timeout is needed for correctness: epoll waits without one. An eventfd wakes the
  * thread for submitted work and for shutdown.
@@ -289,8 +291,7 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
      * becomes the engine's thread at its first call (Netty's {@code IoHandler.run}): {@code epoll_wait} for at
      * most {@code timeoutMillis} (0: do not wait; -1: until something happens), then what the engine's own thread
      * does in one pass of its loop: wake-ups consumed, watched fds' handlers run, the completion channels' events
-     * taken ({@code ibv_get_cq_event} until EAGAIN), each ready CQ drained, re-armed ({@code ibv_req_notify_cq})
-     * and drained again, the tasks given to {@link #execute} run. In {@link PollingMode#BUSY_POLL} it never waits
+     * taken ({@code ibv_get_cq_event}), each ready CQ re-armed ({@code ibv_req_notify_cq}) and drained, the tasks given to {@link #execute} run. In {@link PollingMode#BUSY_POLL} it never waits
      * and polls every CQ; in {@link PollingMode#ADAPTIVE} it polls, and after its idle strategy is exhausted arms
      * every CQ and waits as in event mode. After {@link #close()} the turn finishes the shut-down (tasks run,
      * futures failed, events acknowledged, fds closed) and later turns do nothing.

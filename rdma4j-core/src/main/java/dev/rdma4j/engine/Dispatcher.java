@@ -84,6 +84,14 @@ final class Dispatcher {
     }
 
     /**
+     * Whether the engine thread's last {@link #pollAndDispatch} left its queue empty ({@link WorkCompletions#emptied}):
+     * a drain stops there, without a poll more that finds nothing.
+     */
+    boolean lastPollEmptied() {
+        return wcs.emptied();
+    }
+
+    /**
      * The {@code n} completions just polled, dispatched. A method of its own, called only when a poll found some:
      * a busy-polled queue's polls are nearly all empty, and C2 then saw the calls of a loop inside the poll's method
      * as rare and inlined none of them (PrintInlining: "low call site frequency"); compiled apart, this loop is its

@@ -25,8 +25,8 @@ import java.util.function.Predicate;
  *
  * <p>Threading: the turn, the registration methods and the shut-down run on the engine's thread only; {@link #wake},
  * {@link #enterFds()}, {@link #home}, {@link #running()} and the counters may be called from any thread. The
- * discipline of event mode is the engine's (see {@link CompletionEngine}): drain, {@code ibv_req_notify_cq}, drain
- * again; events acknowledged in batches; a queue lent to waiting callers is left unarmed to them
+ * discipline of event mode is the engine's (see {@link CompletionEngine}): {@code ibv_req_notify_cq}, then drain
+ * until a poll empties the CQ; events acknowledged in batches; a queue lent to waiting callers is left unarmed to them
  * ({@link CallerWaits}) and taken back after they have left.
  */
 final class EngineTurn {
@@ -49,11 +49,9 @@ final class EngineTurn {
 
     /** The tasks the turn runs after the fds' events and before the CQs (the runner's queue). */
     interface Tasks {
-        /** Runs the queued tasks; returns how many ran. */
-        int runTasks();
+        int runTasks(); // runs the queued tasks; returns how many ran
 
-        /** Whether a task is queued. */
-        boolean hasTasks();
+        boolean hasTasks(); // whether a task is queued
     }
 
     private final PollingMode mode;
@@ -80,22 +78,17 @@ final class EngineTurn {
     /** Driven CQs with {@link DrivenQueue#waitersRecently}: the turn waits at most {@link #waitedPeriod} then. */
     private int waitedCqs;
     /**
-     * How long the turn waits at most while CQs are left to their waiters (ms): 1 when the first is, doubled after
-     * each wait that ended with nothing to do while the waiters kept coming back, up to {@link #MAX_WAITED_PERIOD}.
-     * Each look is a wake-up of the engine's thread (a timer, two context switches, a turn), which in a busy ping-pong
-     * takes a core from a polling caller: looking every millisecond cost a wake-up a round trip in the guest.
+     * The longest wait while CQs are left to their waiters (ms): 1 at first, doubled after each wait that found nothing
+     * to do, up to {@link #MAX_WAITED_PERIOD}. Each look wakes the engine's thread, which in a busy ping-pong takes a
+     * core from a polling caller (looking every millisecond cost a wake-up a round trip in the guest).
      */
     private int waitedPeriod = 1;
-    /** Turns completed (for tests). */
-    private long turnsDone;
-    /** Waits for waiters that timed out: the engine's wake-ups while CQs are left to callers. */
-    private long waiterLooks;
+    private long turnsDone; // turns completed (for tests)
+    private long waiterLooks; // waits for waiters that timed out: the engine's wake-ups while CQs are left to callers
     /** A CQ was left non-empty by its budget (event mode): look at the fds without waiting next turn. */
     private boolean backlog;
-    /** Turns of the poll modes (epoll is looked at every 64th). */
-    private long rounds;
-    /** {@link #pruneDead()}'s test. */
-    private final Predicate<DrivenQueue> dead = this::forgetIfDead;
+    private long rounds; // turns of the poll modes (epoll is looked at every 64th)
+    private final Predicate<DrivenQueue> dead = this::forgetIfDead; // pruneDead()'s test
 
     /**
      * Opens the epoll set and the wake-up eventfd ({@code epoll_create1}, {@code eventfd}, {@code epoll_ctl}).
@@ -173,15 +166,18 @@ final class EngineTurn {
         }
     }
 
-    /** Puts a context's shared completion channel into the epoll set, forgetting a {@code stale} one (or null). */
+    /**
+     * Puts a context's shared completion channel into the epoll set, level-triggered, forgetting a {@code stale} one
+     * (or null): each report is read once ({@link #takeChannelEvent}), and an event still pending after that read
+     * is reported again by the next {@code epoll_wait}, so no read has to find the channel empty.
+     */
     void addChannel(CompletionChannel created, CompletionChannel stale) {
         if (stale != null) {
             sources.values().remove(stale);
         }
         long id = nextSource++;
         sources.put(id, created);
-        int rc = Libc.epollCtl(epfd, Libc.EPOLL_CTL_ADD, created.fd(), Libc.EPOLLIN | Libc.EPOLLET, id,
-                epollScratch);
+        int rc = Libc.epollCtl(epfd, Libc.EPOLL_CTL_ADD, created.fd(), Libc.EPOLLIN, id, epollScratch);
         if (rc < 0) {
             sources.remove(id);
             throw new IllegalStateException(VerbsException.of("epoll_ctl", -rc, "channel").getMessage());
@@ -200,9 +196,7 @@ final class EngineTurn {
         runWatched(id, onReadable);
     }
 
-    /** A watched fd and its handler. */
-    private record Watched(int fd, Runnable onReadable) {
-    }
+    private record Watched(int fd, Runnable onReadable) { } // a watched fd and its handler
 
     private void runWatched(long id, Runnable r) {
         try {
@@ -430,7 +424,7 @@ final class EngineTurn {
             }
             Object src = sources.get(id);
             if (src instanceof CompletionChannel ch) {
-                takeChannelEvents(ch);
+                takeChannelEvent(ch, id, Libc.eventFlags(events, i));
             } else if (src instanceof DrivenQueue d) {
                 takeOwnChannelEvents(d);
             } else if (src instanceof Watched w) {
@@ -439,32 +433,49 @@ final class EngineTurn {
         }
     }
 
-    /** ibv_get_cq_event until EAGAIN (the fd is edge-triggered), marking CQs ready; acks in batches. */
-    private void takeChannelEvents(CompletionChannel ch) {
-        for (boolean reported = true;; reported = false) {
-            CompletionQueue cq;
-            try {
-                cq = ch.nextEvent(reported); // epoll_wait reported it readable: the first read asks no poll(2)
-            } catch (IllegalStateException closed) { // its context closed it (idle): the kernel dropped the fd
-                sources.values().remove(ch);
-                return;
-            } catch (VerbsException e) {
-                return;
+    /**
+     * One {@code ibv_get_cq_event} per report of a shared channel (level-triggered: an event left pending is reported
+     * again), marking its CQ ready; acks in batches. (Reading until EAGAIN cost a {@code poll(2)} every wake-up.) A
+     * failed channel leaves the epoll set: its level-triggered report would come back at every {@code epoll_wait}.
+     */
+    private void takeChannelEvent(CompletionChannel ch, long id, int flags) {
+        CompletionQueue cq;
+        try {
+            cq = ch.nextEvent(true); // epoll_wait reported it readable: the read asks no poll(2)
+        } catch (IllegalStateException closed) { // its context closed it (idle): the kernel dropped the fd
+            sources.values().remove(ch);
+            return;
+        } catch (VerbsException e) {
+            forgetChannel(ch, id);
+            return;
+        }
+        if (cq == null) {
+            if ((flags & (Libc.EPOLLERR | Libc.EPOLLHUP)) != 0) {
+                forgetChannel(ch, id);
             }
-            if (cq == null) {
-                return;
-            }
-            for (int i = 0; i < driven.size(); i++) {
-                DrivenQueue d = driven.get(i);
-                if (d.cq == cq) {
-                    d.ready = true;
-                    if (++d.eventsSinceAck >= ACK_BATCH) {
-                        cq.acknowledgeEvents();
-                        d.eventsSinceAck = 0;
-                    }
+            return;
+        }
+        for (int i = 0; i < driven.size(); i++) {
+            DrivenQueue d = driven.get(i);
+            if (d.cq == cq) {
+                d.ready = true;
+                if (++d.eventsSinceAck >= ACK_BATCH) {
+                    cq.acknowledgeEvents();
+                    d.eventsSinceAck = 0;
                 }
             }
         }
+    }
+
+    /** A shared channel out of the epoll set for good (it failed: its device went away), its fd kept open meanwhile. */
+    private void forgetChannel(CompletionChannel ch, long id) {
+        sources.remove(id);
+        try {
+            ACCESS.epollCtl(ch, epfd, Libc.EPOLL_CTL_DEL, id, epollScratch);
+        } catch (IllegalStateException closedMeanwhile) { // the kernel dropped its fd: out of the set already
+            LOG.log(System.Logger.Level.DEBUG, "channel closed while leaving the epoll set", closedMeanwhile);
+        }
+        LOG.log(System.Logger.Level.WARNING, "completion channel " + ch + " failed: its queues get no more events");
     }
 
     /**
@@ -507,7 +518,7 @@ final class EngineTurn {
     }
 
     /**
-     * Drain, re-arm, drain again: the second drain closes the lost-wake-up window.
+     * Re-arm, then drain: draining after the arming closes the lost-wake-up window.
      *
      * @return true when the CQ was left empty and armed; false when its budget ran out first
      */
@@ -541,7 +552,11 @@ final class EngineTurn {
         return now - left < WAITER_GRACE_NANOS;
     }
 
-    /** Drains {@code d}, arms it, drains it again (false: not emptied, again next turn). */
+    /**
+     * Arms {@code d}, then drains it (false: not emptied, again next turn), as C's event loops do: a completion
+     * before the arming is found by the drain, one after it raises an event. (Draining first as well, before the
+     * arming, cost two polls an event more, the second and third finding nothing.)
+     */
     private boolean armAndDrainNow(DrivenQueue d) {
         if (!d.lock.tryLock()) {
             return false; // a caller is leaving it (arming, polling): again next turn, without waiting
@@ -551,9 +566,6 @@ final class EngineTurn {
                 return true; // its channel closed with the queue: pruned
             }
             d.expecting = false; // the engine has the channel: it sees every completion
-            if (!drainLocked(d)) {
-                return false;
-            }
             try {
                 d.cq.requestNotification(false);
             } catch (VerbsException e) {
@@ -605,18 +617,23 @@ final class EngineTurn {
     }
 
     /**
-     * Polls {@code d} until it is empty or {@link #DRAIN_BUDGET} polls are spent, dispatching each completion
-     * (the queue's lock held).
+     * Polls {@code d} until a poll empties it or {@link #DRAIN_BUDGET} polls are spent, dispatching each completion
+     * (the queue's lock held). A poll that found fewer entries than the batch holds emptied the queue
+     * ({@link dev.rdma4j.WorkCompletions#emptied}): no poll more to find nothing. A full batch whose entries were all dropped
+     * (destroyed queue pairs') is not the end: what follows it may be a live queue pair's.
      *
      * @return true when emptied (or closed, or broken)
      */
     boolean drainLocked(DrivenQueue d) {
         for (int round = 0; round < DRAIN_BUDGET; round++) {
             int n = dispatcher.pollAndDispatch(d);
-            if (n <= 0) {
-                return true; // emptied, or closed (pruned below), or broken
+            if (n < 0) {
+                return true; // closed (pruned below), or broken
             }
             work += n;
+            if (dispatcher.lastPollEmptied()) {
+                return true;
+            }
         }
         return false;
     }

@@ -15,11 +15,13 @@ import dev.rdma4j.RtsAttributes;
 import dev.rdma4j.TestDevice;
 import dev.rdma4j.VerbsException;
 import dev.rdma4j.WorkCompletion;
+import dev.rdma4j.WorkCompletions;
 import java.lang.ref.WeakReference;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Tag;
@@ -193,6 +195,91 @@ class CompletionRoutingDeviceTest {
             CompletableFuture<WorkCompletion> r = p.b.receiveAsync(p.memB, 0, 64);
             p.a.sendAsync(p.memA, 0, 8).get(T, TimeUnit.SECONDS);
             assertThat(r.get(T, TimeUnit.SECONDS).byteLength()).isEqualTo(8);
+        }
+    }
+
+    /**
+     * A poll whose whole batch was a destroyed queue pair's completions (dropped: nothing waits for them) kept none,
+     * and the engine took that for an empty CQ: it armed the CQ and stopped, and a live queue pair's completion
+     * behind them stayed in the CQ until some later completion raised an event (none here: for good). The engine
+     * thread is held by a task while the completions gather, so that it meets them all at once: 100 receive
+     * completions of a queue pair then destroyed (3 full batches of the engine's 32 and a part), then one receive of
+     * a live queue pair. Each is known to be in the CQ before the next step: the responder writes a receive's
+     * completion before it acknowledges the send, whose completion is polled here by hand.
+     */
+    @Test
+    void aFullBatchOfDroppedCompletionsIsNotTakenForAnEmptyQueue() throws Exception {
+        int dropped = 100;
+        CompletableFuture<WorkCompletion> live = new CompletableFuture<>();
+        CountDownLatch entered = new CountDownLatch(1);
+        CountDownLatch gate = new CountDownLatch(1);
+        try (Context ctx = TestDevice.device().open();
+             CompletionEngine engine = CompletionEngine.builder().name("test-engine-dropped").build();
+             ProtectionDomain pd = ctx.allocateProtectionDomain();
+             CompletionQueue byHand = ctx.createCompletionQueue(256);
+             WorkCompletions wcs = new WorkCompletions(16);
+             MemoryRegion mem = pd.allocate(1 << 14, EnginePair.ALL)) {
+            CompletionQueue cq = engine.createCompletionQueue(ctx, 1024, wc -> {
+                if (wc.wrId() == 777) {
+                    live.complete(wc);
+                }
+            });
+            QueuePair gone = QueuePair.builder(pd, QpType.RC).completionQueue(cq).capacity(dropped, dropped).build();
+            QueuePair goneSender = QueuePair.builder(pd, QpType.RC).completionQueue(byHand).capacity(dropped, dropped)
+                    .build();
+            QueuePair kept = QueuePair.builder(pd, QpType.RC).completionQueue(cq).capacity(4, 4).build();
+            QueuePair keptSender = QueuePair.builder(pd, QpType.RC).completionQueue(byHand).capacity(4, 4).build();
+            try {
+                reconnect(gone, goneSender);
+                reconnect(kept, keptSender);
+                engine.execute(() -> {
+                    entered.countDown();
+                    try {
+                        gate.await();
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                });
+                assertThat(entered.await(T, TimeUnit.SECONDS)).as("the engine thread is held").isTrue();
+                for (int i = 0; i < dropped; i++) {
+                    gone.postReceive(i, mem, 64L * (i % 64), 64);
+                }
+                for (int i = 0; i < dropped; i++) {
+                    goneSender.postSend(1000 + i, mem, 8192, 8);
+                }
+                awaitByHand(byHand, wcs, dropped);
+                gone.close(); // its 100 receive completions stay in the CQ, dropped by the poll that meets them
+                kept.postReceive(777, mem, 4096, 64);
+                keptSender.postSend(778, mem, 8192, 8);
+                awaitByHand(byHand, wcs, 1);
+                gate.countDown();
+                assertThat(live.get(30, TimeUnit.SECONDS).byteLength())
+                        .as("the live queue pair's receive, behind 100 dropped completions, is dispatched")
+                        .isEqualTo(8);
+            } finally {
+                gate.countDown();
+                kept.close();
+                keptSender.close();
+                goneSender.close();
+                if (!gone.isClosed()) {
+                    gone.close();
+                }
+                cq.close();
+            }
+        }
+    }
+
+    /** Polls a CQ of the test's own until {@code n} successful completions. */
+    private static void awaitByHand(CompletionQueue cq, WorkCompletions wcs, int n) throws VerbsException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(T);
+        int seen = 0;
+        while (seen < n) {
+            assertThat(System.nanoTime()).as("completions polled by hand: %d of %d", seen, n).isLessThan(deadline);
+            int k = cq.poll(wcs);
+            for (int i = 0; i < k; i++) {
+                assertThat(wcs.isSuccess(i)).as("completion %s", wcs.status(i)).isTrue();
+            }
+            seen += k;
         }
     }
 

@@ -97,6 +97,8 @@ public final class CqExVerbs {
         private final MemorySegment timestamp;
         /** {@code struct ibv_poll_cq_attr}, zero ({@code comp_mask} 0). */
         private final MemorySegment attr = Arena.ofAuto().allocate(4, 4);
+        /** Whether the last {@link #poll} stopped at an error after taking some entries (that poll's count is short). */
+        private boolean stoppedOnError;
 
         /**
          * @param cq         the {@code struct ibv_cq_ex}, created with {@code IBV_WC_STANDARD_FLAGS}
@@ -141,12 +143,14 @@ public final class CqExVerbs {
         public int poll(int max, MemorySegment wcs, long[] timestamps) {
             try {
                 int n = 0;
+                stoppedOnError = false;
                 while (n < max) {
                     int rc = (int) H.START.invokeExact(start, address, attr.address());
                     if (rc == ENOENT) {
                         break;
                     }
                     if (rc != 0) {
+                        stoppedOnError = n > 0; // the error comes back at the next poll
                         return n > 0 ? n : -rc;
                     }
                     try {
@@ -160,6 +164,16 @@ public final class CqExVerbs {
             } catch (Throwable t) {
                 throw Native.rethrow(t);
             }
+        }
+
+        /**
+         * Whether the last {@link #poll} stopped at an error after taking some entries: its count is short, yet the
+         * CQ was not found empty.
+         *
+         * @return true after such a poll
+         */
+        public boolean stoppedOnError() {
+            return stoppedOnError;
         }
 
         /** The current entry into slot {@code i}: the fields a failed completion has, or all of them. */
