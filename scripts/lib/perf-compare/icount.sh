@@ -130,8 +130,9 @@ icount_case() {
 	for ((r = 1; r <= rounds; r++)); do
 		# a round whose measured run the JIT or the collector disturbed, on either side, is run again once: the window
 		# counts that work, every vCPU's (send_lat -e, 2026-11-29: one round of three counted ~650 M more user
-		# instructions than the others). The tools say so after the run (WindowWatch: the compiler threads used 250 ms
-		# of CPU in it, or a collection ran; smaller compilations are said, "# measured run (...)", not counted)
+		# instructions than the others). The tools say so after the run (WindowWatch: the JIT compiled for 80 ms or its
+		# threads used 250 ms of CPU in it, or a collection ran; smaller compilations are said, "# measured run (...)",
+		# not counted)
 		for attempt in 1 2; do
 			before=$(windows)
 			# the server takes the marks too: it marks the looks of write_lat's spin on memory (not its loops)
