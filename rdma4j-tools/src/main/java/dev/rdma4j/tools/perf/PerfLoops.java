@@ -299,6 +299,9 @@ final class PerfLoops implements AutoCloseable {
         return latencyRow(size, s, prev - first);
     }
 
+    /** How often the thread that waits for an engine-driven run looks whether the engine died meanwhile. */
+    private static final long LOOK_AT_ENGINE_NANOS = 250_000_000;
+
     /**
      * send_lat when a completion engine drives the CQ ({@code -e}, {@code --mode}; runs of {@code -n} iterations):
      * the loop runs on the engine's thread, in its completion handler, as an event-driven application's would (and
@@ -317,7 +320,10 @@ final class PerfLoops implements AutoCloseable {
             engine.execute(() -> run.start(engine));
             while (!run.done) {
                 engine.checkAlive();
-                LockSupport.parkNanos(run, 1_000_000); // unparked at the end of the run
+                // unparked at the end of the run; the timeout only looks at the engine now and then. It was 1 ms: in
+                // the guest, about one wake-up of this thread an iteration (a timer, the futex, two context switches)
+                // counted in the measured window, work perftest's -e loop does not have
+                LockSupport.parkNanos(run, LOOK_AT_ENGINE_NANOS);
             }
         } finally {
             engine.ringAgain();
