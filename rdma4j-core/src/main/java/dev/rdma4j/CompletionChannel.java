@@ -6,7 +6,6 @@ import dev.rdma4j.internal.ffi.ResourceVerbs;
 import dev.rdma4j.internal.ffi.NativeException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * A completion channel ({@code struct ibv_comp_channel}, from {@code ibv_create_comp_channel}) whose
@@ -24,7 +23,13 @@ public final class CompletionChannel extends NativeResource {
     private final int fd;
     private final Arena arena = Arena.ofShared();
     private final EventVerbs.Scratch scratch = new EventVerbs.Scratch(arena);
-    private final CopyOnWriteArrayList<CompletionQueue> queues = new CopyOnWriteArrayList<>();
+    /**
+     * The CQs reporting here: an array replaced whole at each attach and detach (under {@link #queuesLock}), so that
+     * {@link #nextEvent(boolean)} looks an event's CQ up in one consistent snapshot, without allocating (a list read by
+     * index while another thread closed a CQ skipped the one after it and called the event unknown).
+     */
+    private volatile CompletionQueue[] queues = new CompletionQueue[0];
+    private final Object queuesLock = new Object();
     /** The thread of the CompletionEngine that drives this channel's CQs, or null. */
     private volatile Thread engine;
 
@@ -110,13 +115,7 @@ public final class CompletionChannel extends NativeResource {
             if (cq < 0) {
                 throw VerbsException.of("ibv_get_cq_event", (int) -cq, description());
             }
-            for (int i = 0, n = queues.size(); i < n; i++) { // indexed: no iterator on the engine's path
-                CompletionQueue q;
-                try {
-                    q = queues.get(i);
-                } catch (IndexOutOfBoundsException removedMeanwhile) {
-                    break;
-                }
+            for (CompletionQueue q : queues) { // one snapshot; an array: no iterator on the engine's path
                 if (q.handle().address() == cq) {
                     q.eventReceived();
                     return q;
@@ -226,15 +225,30 @@ public final class CompletionChannel extends NativeResource {
     String label() {
         Thread e = engine;
         return description() + (e != null ? " of the CompletionEngine thread " + e.getName() : "") + " with "
-                + queues.size() + " CQ(s)";
+                + queues.length + " CQ(s)";
     }
 
     void attach(CompletionQueue cq) {
-        queues.add(cq);
+        synchronized (queuesLock) {
+            CompletionQueue[] q = java.util.Arrays.copyOf(queues, queues.length + 1);
+            q[q.length - 1] = cq;
+            queues = q;
+        }
     }
 
     void detach(CompletionQueue cq) {
-        queues.remove(cq);
+        synchronized (queuesLock) {
+            CompletionQueue[] q = queues;
+            for (int i = 0; i < q.length; i++) {
+                if (q[i] == cq) {
+                    CompletionQueue[] rest = new CompletionQueue[q.length - 1];
+                    System.arraycopy(q, 0, rest, 0, i);
+                    System.arraycopy(q, i + 1, rest, i, q.length - i - 1);
+                    queues = rest;
+                    return;
+                }
+            }
+        }
     }
 
     MemorySegment handle() {

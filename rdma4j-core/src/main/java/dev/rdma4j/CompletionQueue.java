@@ -134,6 +134,7 @@ public final class CompletionQueue extends NativeResource {
 
     /** {@link #poll} without the engine-thread check: for the engine's own dispatch on a waiting caller's thread. */
     int pollForDriver(WorkCompletions completions) throws VerbsException {
+        completions.emptied(false); // a poll refused below says nothing of the queue
         ensureOpen(); // a plain read: once a close is announced, pollers stop contending for the lock it needs
         pollLock.lock(); // serialises pollers, and destroy() takes it first: no acquire/release of the counter
         try {

@@ -168,7 +168,7 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
     /**
      * {@link #createCompletionQueue(Context, int)} with an extended queue ({@code ibv_create_cq_ex}, see
      * {@link Context#createExtendedCompletionQueue}): the engine polls it through {@code ibv_start_poll} and the
-     * {@code ibv_wc_read_*} accessors, with the same drain, arm, drain discipline.
+     * {@code ibv_wc_read_*} accessors, with the same arm-then-drain discipline.
      *
      * @param ctx        the context
      * @param minSize    the least number of entries

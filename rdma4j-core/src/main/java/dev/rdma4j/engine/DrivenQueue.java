@@ -24,6 +24,11 @@ final class DrivenQueue {
     final Consumer<WorkCompletion> fallback;
     final CompletionHandler handler;
     boolean ready;
+    /**
+     * The engine armed the queue and has not read the event of that arming yet (engine thread only): it is not armed
+     * again meanwhile, or a queue retried turn after turn (its drain budget spent) would add an event a turn.
+     */
+    boolean armedByEngine;
     boolean broken;
     /** Polled on every turn in event mode too ({@link CompletionEngine#busyPoll}); read by waiting callers. */
     volatile boolean busy;

@@ -442,8 +442,10 @@ final class EngineTurn {
         CompletionQueue cq;
         try {
             cq = ch.nextEvent(true); // epoll_wait reported it readable: the read asks no poll(2)
-        } catch (IllegalStateException closed) { // its context closed it (idle): the kernel dropped the fd
-            sources.values().remove(ch);
+        } catch (IllegalStateException closedOrUnknown) {
+            if (ch.isClosed()) { // its context closed it (idle): the kernel dropped the fd
+                sources.remove(id);
+            } // else the event's CQ closed meanwhile: the event is read, the channel still serves the others
             return;
         } catch (VerbsException e) {
             forgetChannel(ch, id);
@@ -459,6 +461,7 @@ final class EngineTurn {
             DrivenQueue d = driven.get(i);
             if (d.cq == cq) {
                 d.ready = true;
+                d.armedByEngine = false;
                 if (++d.eventsSinceAck >= ACK_BATCH) {
                     cq.acknowledgeEvents();
                     d.eventsSinceAck = 0;
@@ -507,6 +510,7 @@ final class EngineTurn {
                 }
                 d.ready = true;
                 d.armedByCaller = 0;
+                d.armedByEngine = false;
                 if (++d.eventsSinceAck >= ACK_BATCH) {
                     cq.acknowledgeEvents();
                     d.eventsSinceAck = 0;
@@ -517,11 +521,7 @@ final class EngineTurn {
         }
     }
 
-    /**
-     * Re-arm, then drain: draining after the arming closes the lost-wake-up window.
-     *
-     * @return true when the CQ was left empty and armed; false when its budget ran out first
-     */
+    /** Re-arm, then drain ({@link #armAndDrainNow}); true when the CQ was left empty and armed, false when not. */
     private boolean armAndDrain(DrivenQueue d) {
         long left = d.lastLeft;
         if (d.waiters.get() > 0 || left != 0 && withinGrace(d, left)) {
@@ -553,9 +553,9 @@ final class EngineTurn {
     }
 
     /**
-     * Arms {@code d}, then drains it (false: not emptied, again next turn), as C's event loops do: a completion
-     * before the arming is found by the drain, one after it raises an event. (Draining first as well, before the
-     * arming, cost two polls an event more, the second and third finding nothing.)
+     * Arms {@code d} (unless its last arming's event is still unread), then drains it (false: not emptied, again next
+     * turn), as C's event loops do: a completion before the arming is found by the drain, one after it raises an
+     * event. (Draining before the arming too cost two polls an event more, both finding nothing.)
      */
     private boolean armAndDrainNow(DrivenQueue d) {
         if (!d.lock.tryLock()) {
@@ -566,13 +566,16 @@ final class EngineTurn {
                 return true; // its channel closed with the queue: pruned
             }
             d.expecting = false; // the engine has the channel: it sees every completion
-            try {
-                d.cq.requestNotification(false);
-            } catch (VerbsException e) {
-                dispatcher.broken(d, e);
-                return true;
-            } catch (IllegalStateException closedMeanwhile) {
-                return true;
+            if (!d.armedByEngine) { // else armed already, its event not yet read: it will come
+                try {
+                    d.cq.requestNotification(false);
+                } catch (VerbsException e) {
+                    dispatcher.broken(d, e);
+                    return true;
+                } catch (IllegalStateException closedMeanwhile) {
+                    return true;
+                }
+                d.armedByEngine = true;
             }
             return drainLocked(d);
         } finally {
@@ -595,13 +598,11 @@ final class EngineTurn {
         d.channelOut = false;
         d.expecting = false;
         d.armedSolicited = false;
+        d.armedByEngine = false; // its callers may have read the event of the engine's arming
         return true;
     }
 
-    /**
-     * {@link #drainLocked} unless callers poll {@code d} while they wait; false (not emptied: again next turn) when
-     * one holds it for a moment.
-     */
+    /** {@link #drainLocked} unless callers poll {@code d} while they wait; false (again next turn) if one holds it. */
     private boolean drain(DrivenQueue d) {
         if (d.waiters.get() > 0) {
             return true;
@@ -619,8 +620,8 @@ final class EngineTurn {
     /**
      * Polls {@code d} until a poll empties it or {@link #DRAIN_BUDGET} polls are spent, dispatching each completion
      * (the queue's lock held). A poll that found fewer entries than the batch holds emptied the queue
-     * ({@link dev.rdma4j.WorkCompletions#emptied}): no poll more to find nothing. A full batch whose entries were all dropped
-     * (destroyed queue pairs') is not the end: what follows it may be a live queue pair's.
+     * ({@link dev.rdma4j.WorkCompletions#emptied}): no poll more to find nothing. A full batch whose entries were all
+     * dropped (destroyed queue pairs') is not the end: what follows it may be a live queue pair's.
      *
      * @return true when emptied (or closed, or broken)
      */

@@ -3,7 +3,7 @@ package dev.rdma4j.engine;
 /** How a {@link CompletionEngine} waits for completions. */
 public enum PollingMode {
     /**
-     * Sleep in {@code epoll_wait} on the completion channels (edge-triggered) and wake on CQ events:
+     * Sleep in {@code epoll_wait} on the completion channels and wake on CQ events:
      * no CPU while idle, a system call and a wake-up per burst.
      */
     EVENT,

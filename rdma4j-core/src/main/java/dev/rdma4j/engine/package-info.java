@@ -1,6 +1,6 @@
 /**
  * The completion engine: {@link dev.rdma4j.engine.CompletionEngine} drives completion queues from one thread
- * (epoll on their channels, drain, arm, drain; or busy polling), and {@link dev.rdma4j.engine.AsyncQueuePair}
+ * (epoll on their channels, arm then drain; or busy polling), and {@link dev.rdma4j.engine.AsyncQueuePair}
  * turns a queue pair's requests into futures, blocking calls with deadlines, or tagged requests whose completions
  * go to a {@link dev.rdma4j.engine.RequestHandler} without an object per request.
  *

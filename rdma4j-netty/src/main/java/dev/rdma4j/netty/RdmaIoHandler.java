@@ -22,8 +22,8 @@ import java.util.concurrent.TimeUnit;
  * {@code epoll_wait} is that of an {@linkplain CompletionEngine.Builder#externallyDriven() externally driven}
  * rdma4j {@link CompletionEngine}, so the completion channels of the loop's {@link RdmaChannel}s, its rdma_cm
  * event channel and the engine's wake-up eventfd are watched in one epoll set, with the engine's discipline: fds
- * non-blocking and edge-triggered, {@code ibv_get_cq_event} until EAGAIN, drain / {@code ibv_req_notify_cq} /
- * drain, acknowledgements in batches. Completions are dispatched in place to the channels' handlers on the loop
+ * non-blocking, the shared completion channels level-triggered and read once per report ({@code ibv_get_cq_event}),
+ * {@code ibv_req_notify_cq} then drain, acknowledgements in batches. Completions are dispatched in place to the channels' handlers on the loop
  * thread.
  *
  * <pre>{@code
