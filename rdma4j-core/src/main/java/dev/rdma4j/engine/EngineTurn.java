@@ -492,6 +492,7 @@ final class EngineTurn {
         }
         if (!d.lock.tryLock()) {
             d.ready = true;
+            d.armedByEngine = false; // its event stays unread (edge-triggered: not reported again): arm it anew
             return;
         }
         try {
