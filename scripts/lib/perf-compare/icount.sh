@@ -28,6 +28,7 @@ mkdir -p "$out"
 export LD_PRELOAD=$marks/libicount-poll.so
 . "$ROOT/scripts/lib/jdk.sh"
 . "$ROOT/scripts/lib/perf-compare/runs.sh"
+. "$ROOT/scripts/lib/perf-compare/event-spin.sh"
 # the longest warm-up of a run (rdma4j perf's --warmup-time, net-pingpong's, NettyEchoCount's): with 20 s,
 # send_lat 4 KiB, write_bw 64 KiB and send_lat -e ended every warm-up with the JIT still compiling
 WARMUP_TIME=${PERF_COMPARE_WARMUP_TIME:-30}
@@ -64,9 +65,10 @@ last_window() {
 }
 windows() { local c; c=$(grep -c '^window ' "$icount" 2>/dev/null); echo "${c:-0}"; }
 
-# record_per_iter CASE IMPL ROUND "T U K S TICK" ITERATIONS
+# record_per_iter CASE IMPL ROUND "T U K S TICK" ITERATIONS (an event-mode case's spin counted as work: event-spin.sh)
 record_per_iter() {
-	local metric value values=($4)
+	local metric value values
+	values=($(counted_values "$1" "$4"))
 	for metric in total user kernel spin tick; do
 		value=${values[0]}
 		values=("${values[@]:1}")
