@@ -91,6 +91,8 @@ public final class CompletionChannel extends NativeResource {
      *
      * @return the CQ that has completions to drain (re-arm it), or null when no event is pending
      * @throws VerbsException if the verb fails for another reason than "nothing pending"
+     * @throws IllegalStateException if the channel is closed, or a completion engine drives its queues and this is
+     *                               not the engine's thread
      */
     public CompletionQueue nextEvent() throws VerbsException {
         return nextEvent(false);
@@ -104,8 +106,29 @@ public final class CompletionChannel extends NativeResource {
      * @param readable true when the caller's epoll has just reported the fd readable
      * @return the CQ that has completions to drain (re-arm it), or null when no event is pending
      * @throws VerbsException if the verb fails for another reason than "nothing pending"
+     * @throws IllegalStateException if the channel is closed, or a completion engine drives its queues and this is
+     *                               not the engine's thread
      */
-    public synchronized CompletionQueue nextEvent(boolean readable) throws VerbsException {
+    public CompletionQueue nextEvent(boolean readable) throws VerbsException {
+        refuseIfEngines("nextEvent");
+        return nextEventForDriver(readable);
+    }
+
+    /**
+     * A channel an engine drives is the engine's: its events arm and wake that engine, which reads them on its thread
+     * (or lends a queue's own channel to the callers that wait on the queue, who read through the driver's path).
+     * Read elsewhere, an event would leave the engine believing the queue still armed: its completions would wait.
+     */
+    private void refuseIfEngines(String call) {
+        Thread e = engine;
+        if (e != null && e != Thread.currentThread()) {
+            throw new IllegalStateException(call + " refused: " + this + " is the CompletionEngine thread " + e.getName()
+                    + "'s; reading its events here would steal them from the engine");
+        }
+    }
+
+    /** {@link #nextEvent(boolean)} without the engine check: the engine's lending of a queue's own channel. */
+    synchronized CompletionQueue nextEventForDriver(boolean readable) throws VerbsException {
         acquire(false);
         try {
             long cq = EventVerbs.getCqEvent(handle, fd, readable, scratch);
@@ -115,7 +138,9 @@ public final class CompletionChannel extends NativeResource {
             if (cq < 0) {
                 throw VerbsException.of("ibv_get_cq_event", (int) -cq, description());
             }
-            for (CompletionQueue q : queues) { // one snapshot; an array: no iterator on the engine's path
+            CompletionQueue[] qs = queues; // one snapshot; an array: no iterator on the engine's path
+            for (int i = qs.length - 1; i >= 0; i--) { // newest first: a CQ made at a destroyed one's address, still
+                CompletionQueue q = qs[i];            // listed until its destroy returns, is the event's
                 if (q.handle().address() == cq) {
                     q.eventReceived();
                     return q;
@@ -140,13 +165,15 @@ public final class CompletionChannel extends NativeResource {
      * @return the CQ that has an event (counted; acknowledge it), or null at the timeout
      * @throws VerbsException if {@code ibv_get_cq_event} or {@code poll} fails
      * @throws InterruptedException if the thread is interrupted while waiting
-     * @throws IllegalStateException if the channel is closed (also while waiting), or this is a completion
+     * @throws IllegalStateException if the channel is closed (also while waiting), a completion engine drives its
+     *                               queues, or this is a completion
      *                               engine's thread
      * @throws IllegalArgumentException if {@code timeout} is negative
      */
     public CompletionQueue awaitEvent(java.time.Duration timeout) throws VerbsException, InterruptedException {
         long budget = nanos(timeout);
         dev.rdma4j.internal.EngineThreads.refuseBlocking("CompletionChannel.awaitEvent");
+        refuseIfEngines("awaitEvent");
         long start = System.nanoTime();
         try (Arena a = Arena.ofConfined()) {
             MemorySegment pollfd = a.allocate(Libc.POLLFD);

@@ -123,6 +123,7 @@ public final class CompletionQueue extends NativeResource {
      *         drives it and this is not the engine's thread
      */
     public int poll(WorkCompletions completions) throws VerbsException {
+        completions.emptied(false); // a poll refused below says nothing of the queue
         Thread driver = drivenBy;
         if (driver != null && driver != Thread.currentThread()) {
             throw new IllegalStateException(this + " is driven by the completion engine " + driver.getName()

@@ -207,7 +207,7 @@ final class CallerWaits {
                 // edge-triggered: there every event must be read). A drain here asked poll(2) each wake-up for it.
                 CompletionQueue q;
                 try {
-                    q = d.own.nextEvent(true);
+                    q = ACCESS.nextEvent(d.own, true); // lent by the engine: the driver's path
                 } catch (IllegalStateException | VerbsException closedOrFailed) {
                     return -1;
                 }

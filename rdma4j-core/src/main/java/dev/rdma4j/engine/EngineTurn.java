@@ -445,7 +445,7 @@ final class EngineTurn {
         } catch (IllegalStateException closedOrUnknown) {
             if (ch.isClosed()) { // its context closed it (idle): the kernel dropped the fd
                 sources.remove(id);
-            } // else the event's CQ closed meanwhile: the event is read, the channel still serves the others
+            } // else closing (nothing was read; an idle channel has no events) or a CQ it does not know: kept
             return;
         } catch (VerbsException e) {
             forgetChannel(ch, id);

@@ -87,6 +87,28 @@ class EngineMisuseDeviceTest {
         }
     }
 
+    /**
+     * An engine's completion channel read by the application: the event of the engine's arming was taken, the engine
+     * believed the queue still armed (it arms a queue again only once it has read that event), and the queue's
+     * completions waited for good. Reading the events of an engine's channel off its thread is refused, as polling
+     * its queues is; both the shared channel and a queue's own are the engine's, and the queues go on working.
+     */
+    @Test
+    void readingTheEventsOfAnEnginesChannelElsewhereIsRefused() throws Exception {
+        for (boolean own : new boolean[] {false, true}) {
+            try (EnginePair p = new EnginePair(PollingMode.EVENT, 8, 7, own)) {
+                assertThatThrownBy(() -> p.cqB.channel().nextEvent()).as("own channel: %s", own)
+                        .isInstanceOf(IllegalStateException.class).hasMessageContaining("steal");
+                assertThatThrownBy(() -> p.cqB.channel().awaitEvent(java.time.Duration.ofMillis(1)))
+                        .as("own channel: %s", own)
+                        .isInstanceOf(IllegalStateException.class).hasMessageContaining("steal");
+                CompletableFuture<WorkCompletion> r = p.b.receiveAsync(p.memB, 0, 64);
+                p.a.sendAsync(p.memA, 0, 8).get(T, TimeUnit.SECONDS);
+                assertThat(r.get(T, TimeUnit.SECONDS).byteLength()).isEqualTo(8);
+            }
+        }
+    }
+
     /** After the engine closed, posts used to be accepted and their futures never completed. */
     @Test
     void afterTheEngineClosedPostsFailAtOnceAndPendingOnesAreFailed() throws Exception {

@@ -83,6 +83,12 @@ public interface Access {
     /** Names the owner of {@code srq} (a {@code ReceivePool}'s) in the refusals its users see. */
     void nameOwner(SharedReceiveQueue srq, String owner);
 
+    /**
+     * {@code ibv_get_cq_event} on a channel an engine drives, from a caller the engine lent it to (the public
+     * {@code nextEvent} refuses other threads than the engine's).
+     */
+    CompletionQueue nextEvent(CompletionChannel ch, boolean readable) throws VerbsException;
+
     /** {@code poll(2)} on the channel's fd for up to {@code ms}, with {@code pollfd} as scratch. */
     int pollReadable(CompletionChannel ch, int ms, MemorySegment pollfd);
 

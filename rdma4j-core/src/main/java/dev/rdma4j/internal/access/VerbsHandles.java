@@ -38,6 +38,7 @@ final class VerbsHandles implements Access {
     private static final MethodHandle POLL_FOR_DRIVER;
     private static final MethodHandle POLL_READABLE;
     private static final MethodHandle EPOLL_CTL;
+    private static final MethodHandle NEXT_EVENT;
     private static final MethodHandle DRIVER;
     private static final MethodHandle POST_SEND;
     private static final MethodHandle POST_RECV;
@@ -59,6 +60,8 @@ final class VerbsHandles implements Access {
                     methodType(int.class, WorkCompletions.class));
             POLL_READABLE = l.findVirtual(CompletionChannel.class, "pollReadable",
                     methodType(int.class, int.class, MemorySegment.class));
+            NEXT_EVENT = l.findVirtual(CompletionChannel.class, "nextEventForDriver",
+                    methodType(CompletionQueue.class, boolean.class));
             EPOLL_CTL = l.findVirtual(CompletionChannel.class, "epollCtl",
                     methodType(int.class, int.class, int.class, long.class, MemorySegment.class));
             DRIVER = l.findVirtual(WorkCompletions.class, "driver", methodType(QpDriver.class, int.class));
@@ -92,6 +95,17 @@ final class VerbsHandles implements Access {
     public void drive(CompletionQueue cq, Thread engineThread) {
         try {
             DRIVE_CQ.invokeExact(cq, engineThread);
+        } catch (Throwable t) {
+            throw Native.rethrow(t);
+        }
+    }
+
+    @Override
+    public CompletionQueue nextEvent(CompletionChannel ch, boolean readable) throws VerbsException {
+        try {
+            return (CompletionQueue) NEXT_EVENT.invokeExact(ch, readable);
+        } catch (VerbsException e) {
+            throw e;
         } catch (Throwable t) {
             throw Native.rethrow(t);
         }
