@@ -174,9 +174,10 @@ public final class WorkCompletions implements AutoCloseable {
     /**
      * Whether the last poll left its queue empty: {@code ibv_poll_cq} found fewer entries than this batch holds (those
      * of destroyed queue pairs, which the poll drops, count too), so the CQ had no more at that moment. A loop that
-     * drains a queue stops here instead of polling once more for nothing: after arming the queue
+     * drains a queue can stop here instead of polling once more for nothing: after arming the queue
      * ({@link CompletionQueue#requestNotification(boolean)}), a poll that empties it closes the lost-wake-up window as
-     * well as an empty poll would. False after a full batch (more may be waiting, even when {@link #count()} is 0
+     * well as an empty poll would (unless handling the batch posted requests: their completions may be there already,
+     * and a poll more is cheaper than the event they would raise). False after a full batch (more may be waiting, even when {@link #count()} is 0
      * because every entry was dropped) and after a failed poll.
      *
      * @return true when the queue was emptied by the last poll
