@@ -15,17 +15,16 @@ import java.util.function.Supplier;
  * Drives completion queues on one platform thread of its own and completes the futures of
  * {@link AsyncQueuePair}s.
  *
- * <p>In {@link PollingMode#EVENT} mode each CQ reports to a completion channel whose fd is
- * non-blocking and registered with epoll (the engine's shared channels level-triggered, a queue's own channel
- * edge-triggered). The cycle is {@code epoll_wait} → one {@code ibv_get_cq_event} per report (an event left
- * pending is reported again) → {@code ibv_req_notify_cq} → <b>drain after arming</b>, as C's event loops do:
- * a completion that landed before the arming is found by the drain, one after it raises an event, so the
- * engine has no lost wake-ups. The drain polls until a poll finds nothing: after a poll that dispatched something
- * once more even when it emptied the CQ ({@link dev.rdma4j.WorkCompletions#emptied()}), since what it ran may have
- * posted requests whose completions are there already; a full batch of dropped completions does not end it.
- * Events are acknowledged in batches ({@code ibv_ack_cq_events}), and all of them before a CQ is
- * destroyed. No timeout is needed for correctness: epoll waits without one. An eventfd wakes the
- * thread for submitted work and for shutdown.
+ * <p>In {@link PollingMode#EVENT} mode each CQ reports to a completion channel whose fd is non-blocking and
+ * registered with epoll (the engine's shared channels level-triggered, a queue's own channel edge-triggered). The
+ * cycle is {@code epoll_wait} → one {@code ibv_get_cq_event} per report (an event left pending is reported again)
+ * → {@code ibv_req_notify_cq} → <b>drain after arming</b>, as C's event loops do: a completion that landed before
+ * the arming is found by the drain, one after it raises an event, so the engine has no lost wake-ups. The drain
+ * polls until a poll finds nothing: after a poll that dispatched something once more even when it emptied the CQ
+ * ({@link dev.rdma4j.WorkCompletions#emptied()}), since what it ran may have posted requests whose completions are
+ * there already; a full batch of dropped completions does not end it. Events are acknowledged in batches
+ * ({@code ibv_ack_cq_events}), and all of them before a CQ is destroyed. No timeout is needed for correctness:
+ * epoll waits without one. An eventfd wakes the thread for submitted work and for shutdown.
  *
  * <p>Completion callbacks (future stages) run on the engine thread unless the caller chains
  * {@code ...Async} stages with an executor. The thread blocks in {@code epoll_wait}: a platform thread,
