@@ -556,7 +556,7 @@ final class EngineTurn {
     /**
      * Arms {@code d} (unless its last arming's event is still unread), then drains it (false: not emptied, again next
      * turn), as C's event loops do: a completion before the arming is found by the drain, one after it raises an
-     * event. (Draining before the arming too cost two polls an event more, both finding nothing.)
+     * event. (Draining before the arming too cost a poll an event more, finding nothing.)
      */
     private boolean armAndDrainNow(DrivenQueue d) {
         if (!d.lock.tryLock()) {
