@@ -122,8 +122,8 @@ public final class CompletionChannel extends NativeResource {
     private void refuseIfEngines(String call) {
         Thread e = engine;
         if (e != null && e != Thread.currentThread()) {
-            throw new IllegalStateException(call + " refused: " + this + " is the CompletionEngine thread " + e.getName()
-                    + "'s; reading its events here would steal them from the engine");
+            throw new IllegalStateException(call + " refused: " + this + " is the CompletionEngine thread "
+                    + e.getName() + "'s; reading its events here would steal them from the engine");
         }
     }
 

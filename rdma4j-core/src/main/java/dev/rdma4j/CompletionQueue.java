@@ -123,9 +123,9 @@ public final class CompletionQueue extends NativeResource {
      *         drives it and this is not the engine's thread
      */
     public int poll(WorkCompletions completions) throws VerbsException {
-        completions.emptied(false); // a poll refused below says nothing of the queue
         Thread driver = drivenBy;
         if (driver != null && driver != Thread.currentThread()) {
+            completions.emptied(false); // a refused poll says nothing of the queue
             throw new IllegalStateException(this + " is driven by the completion engine " + driver.getName()
                     + ": its completions complete futures and go to its fallback handler; polling it here would"
                     + " steal them");

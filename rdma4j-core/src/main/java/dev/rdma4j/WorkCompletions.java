@@ -177,8 +177,8 @@ public final class WorkCompletions implements AutoCloseable {
      * drains a queue can stop here instead of polling once more for nothing: after arming the queue
      * ({@link CompletionQueue#requestNotification(boolean)}), a poll that empties it closes the lost-wake-up window as
      * well as an empty poll would (unless handling the batch posted requests: their completions may be there already,
-     * and a poll more is cheaper than the event they would raise). False after a full batch (more may be waiting, even when {@link #count()} is 0
-     * because every entry was dropped) and after a failed poll.
+     * and a poll more is cheaper than the event they would raise). False after a full batch (more may be waiting, even
+     * when {@link #count()} is 0 because every entry was dropped) and after a failed or refused poll.
      *
      * @return true when the queue was emptied by the last poll
      */

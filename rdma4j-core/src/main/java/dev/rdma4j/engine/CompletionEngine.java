@@ -290,11 +290,11 @@ public final class CompletionEngine implements AutoCloseable, java.util.concurre
      * One turn of an {@linkplain Builder#externallyDriven() externally driven} engine on the calling thread, which
      * becomes the engine's thread at its first call (Netty's {@code IoHandler.run}): {@code epoll_wait} for at
      * most {@code timeoutMillis} (0: do not wait; -1: until something happens), then what the engine's own thread
-     * does in one pass of its loop: wake-ups consumed, watched fds' handlers run, the completion channels' events
-     * taken ({@code ibv_get_cq_event}), each ready CQ re-armed ({@code ibv_req_notify_cq}) and drained, the tasks given to {@link #execute} run. In {@link PollingMode#BUSY_POLL} it never waits
-     * and polls every CQ; in {@link PollingMode#ADAPTIVE} it polls, and after its idle strategy is exhausted arms
-     * every CQ and waits as in event mode. After {@link #close()} the turn finishes the shut-down (tasks run,
-     * futures failed, events acknowledged, fds closed) and later turns do nothing.
+     * does in one pass of its loop: wake-ups consumed, watched fds' handlers run, the channels' events taken
+     * ({@code ibv_get_cq_event}), each ready CQ re-armed ({@code ibv_req_notify_cq}) and drained, the tasks given to
+     * {@link #execute} run. In {@link PollingMode#BUSY_POLL} it never waits and polls every CQ; in
+     * {@link PollingMode#ADAPTIVE} it polls, and once its idle strategy is exhausted arms every CQ and waits as in
+     * event mode. After {@link #close()} the turn ends the shut-down (tasks run, futures failed, fds closed).
      *
      * @param timeoutMillis how long to wait for something to happen: -1 (indefinitely), 0, or a number of ms;
      *                      a CQ left non-empty by its per-turn budget makes the turn not wait

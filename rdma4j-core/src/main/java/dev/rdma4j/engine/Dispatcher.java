@@ -85,7 +85,7 @@ final class Dispatcher {
 
     /**
      * Whether the engine thread's last {@link #pollAndDispatch} left its queue empty ({@link WorkCompletions#emptied}):
-     * a drain stops there, without a poll more that finds nothing.
+     * a drain whose poll kept nothing goes on when it was not (a full batch of dropped completions).
      */
     boolean lastPollEmptied() {
         return wcs.emptied();

@@ -97,7 +97,7 @@ public final class CqExVerbs {
         private final MemorySegment timestamp;
         /** {@code struct ibv_poll_cq_attr}, zero ({@code comp_mask} 0). */
         private final MemorySegment attr = Arena.ofAuto().allocate(4, 4);
-        /** Whether the last {@link #poll} stopped at an error after taking some entries (that poll's count is short). */
+        /** Whether the last {@link #poll} stopped at an error after taking some entries (its count is short). */
         private boolean stoppedOnError;
 
         /**
