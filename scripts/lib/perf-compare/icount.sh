@@ -27,6 +27,9 @@ mkdir -p "$out"
 : >"$out/warmups.txt"
 export LD_PRELOAD=$marks/libicount-poll.so
 . "$ROOT/scripts/lib/jdk.sh"
+# each side of a run on a vCPU of its own (pin.sh): where the scheduler put them moved the event-mode counts by up
+# to 32% between rounds
+PIN=${PERF_COMPARE_PIN:-1}
 . "$ROOT/scripts/lib/perf-compare/runs.sh"
 . "$ROOT/scripts/lib/perf-compare/event-spin.sh"
 # the longest warm-up of a run (rdma4j perf's --warmup-time, net-pingpong's, NettyEchoCount's): with 20 s,
@@ -257,7 +260,7 @@ pingpong_case() {
 }
 
 status=0
-echo "perf-compare --icount: $rounds rounds, interleaved rdma4j / C, in $(uname -r), JVM options ${RDMA4J_JAVA_OPTS:-none beyond bin/rdma4j}; results in $out" >&2
+echo "perf-compare --icount: $rounds rounds, interleaved rdma4j / C, in $(uname -r), JVM options ${RDMA4J_JAVA_OPTS:-none beyond bin/rdma4j}, $([ "$PIN" = 1 ] && echo "each side pinned to a vCPU (server 0, client 1)" || echo "unpinned"); results in $out" >&2
 cases=${PERF_COMPARE_CASES:-all}
 # all: the cases of issue 30's targets; rc_pingpong against ibv_rc_pingpong (pingpong, pingpong_e) and the check
 # of perftest-twin against perftest (twin_check) only when named (the 30 minutes hold the targets' cases)
@@ -320,7 +323,7 @@ if ! grep -q '^window .* ticks [1-9]' "$icount"; then
 fi
 "$ROOT/scripts/lib/perf-compare/icount-report" "$raw" | tee "$out/table.txt" || status=1
 jit=$(grep -o 'TieredStopAtLevel=[0-9]' <<<"$(grep -o 'TieredStopAtLevel=[0-9]' "$j") ${RDMA4J_JAVA_OPTS:-}" | tail -n 1)
-echo "rdma4j's JVMs: $jvms started, $crashed crashed (JIT: ${jit:-tiered to C2}; JVM options: ${RDMA4J_JAVA_OPTS:-none beyond bin/rdma4j})" |
+echo "rdma4j's JVMs: $jvms started, $crashed crashed (JIT: ${jit:-tiered to C2}; JVM options: ${RDMA4J_JAVA_OPTS:-none beyond bin/rdma4j}; each side of a run $([ "$PIN" = 1 ] || echo "not ")pinned to a vCPU)" |
 	tee -a "$out/table.txt"
 ((crashed == 0)) || status=1
 disturbed=$(grep -c . "$DISTURBED")

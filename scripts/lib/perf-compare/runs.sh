@@ -1,6 +1,7 @@
 # Sourced by the guest sides of scripts/perf-compare (guest.sh, icount.sh) after they set ROOT and out: the
 # guest's address, rdma4j's launcher, and running one server/client pair of a tool (run_pair), reading a
 # perftest table (column) and recording a figure in $out/raw.tsv (record).
+. "$(dirname "${BASH_SOURCE[0]}")/pin.sh"
 raw="$out/raw.tsv"
 : >"$raw"
 ip=$(ip -4 -o addr show | awk '$4 ~ /^198\.1[89]\./ { sub("/.*", "", $4); print $4; exit }')
@@ -56,7 +57,8 @@ run_pair() {
 run_pair_once() {
 	local server=$1 client=$2 limit=$3 log="$out/last" rc
 	port=$((port + 1))
-	$server -p "$port" >"$log.server" 2>&1 &
+	pin_prefix server
+	"${PIN_PREFIX[@]}" $server -p "$port" >"$log.server" 2>&1 &
 	local spid=$!
 	if [[ $client == "$j perf "* || $client == *"$j net-pingpong "* ]]; then
 		# rdma4j's client retries connecting (--connect-timeout) while its server starts: the two JVMs start at
@@ -69,7 +71,8 @@ run_pair_once() {
 		kill "$spid" 2>/dev/null
 		return 1
 	fi
-	timeout "$limit" $client -p "$port" "$ip" >"$log.client" 2>&1
+	pin_prefix client
+	timeout "$limit" "${PIN_PREFIX[@]}" $client -p "$port" "$ip" >"$log.client" 2>&1
 	rc=$?
 	if ((rc != 0)); then
 		echo "perf-compare: failed (status $rc): $client" >&2
