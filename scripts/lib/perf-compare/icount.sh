@@ -27,8 +27,8 @@ mkdir -p "$out"
 : >"$out/warmups.txt"
 export LD_PRELOAD=$marks/libicount-poll.so
 . "$ROOT/scripts/lib/jdk.sh"
-# each side of a run on a vCPU of its own (pin.sh): where the scheduler put them moved the event-mode counts by up
-# to 32% between rounds
+# each side of a run on vCPUs of its own (pin.sh): where the scheduler put them moved the event-mode counts by up to
+# 32% between rounds
 PIN=${PERF_COMPARE_PIN:-1}
 . "$ROOT/scripts/lib/perf-compare/runs.sh"
 . "$ROOT/scripts/lib/perf-compare/event-spin.sh"
@@ -260,11 +260,11 @@ pingpong_case() {
 }
 
 status=0
-echo "perf-compare --icount: $rounds rounds, interleaved rdma4j / C, in $(uname -r), JVM options ${RDMA4J_JAVA_OPTS:-none beyond bin/rdma4j}, $([ "$PIN" = 1 ] && echo "each side pinned to a vCPU (server 0, client 1)" || echo "unpinned"); results in $out" >&2
+echo "perf-compare --icount: $rounds rounds, interleaved rdma4j / C, in $(uname -r), JVM options ${RDMA4J_JAVA_OPTS:-none beyond bin/rdma4j}, $(pin_prefix server; printf "server %s" "${PIN_PREFIX[*]:-unpinned}"; pin_prefix client; echo ", client ${PIN_PREFIX[*]:-unpinned}"), $(nproc) vCPUs; results in $out" >&2
 cases=${PERF_COMPARE_CASES:-all}
 # all: the cases of issue 30's targets; rc_pingpong against ibv_rc_pingpong (pingpong, pingpong_e) and the check
 # of perftest-twin against perftest (twin_check) only when named (the 30 minutes hold the targets' cases)
-want() { [[ ($cases == all && $1 != pingpong* && $1 != twin_check && $1 != *_wr) || ",$cases," == *",$1,"* ]]; }
+want() { [[ ($cases == all && $1 != pingpong* && $1 != *_check && $1 != *_wr) || ",$cases," == *",$1,"* ]]; }
 # C's latency and bandwidth loops: perftest-twin (scripts/lib/icount/perftest_twin.c), perftest's loops with marks of their own, 1,000
 # iterations of warm-up: perftest's own tools, marked from outside and measured by the difference of two lengths,
 # gave C figures that moved by more than the whole user-space figure between rounds (docs/perf/instructions-2026-11-27.md);
@@ -303,6 +303,23 @@ if want twin_check; then
 	twin_check_case "check: twin/ib_send_bw" "$twin send_bw -s 4096 -w 1000" 5000 "ib_send_bw -s 4096" 2000 6000 ||
 		status=1
 fi
+# pin_check (named only): C's event-mode runs pinned (the rdma4j column) against the same runs unpinned (C's), the
+# check that pinning steadies them: ibv_rc_pingpong -e (two lengths, polled spans) and perftest-twin's send_lat -e
+if want pin_check; then
+	for ((r = 1; r <= rounds; r++)); do
+		for PIN in 1 0; do
+			impl=rdma4j
+			[ "$PIN" = 1 ] || impl=C
+			spans "ibv_rc_pingpong -g 1 -s 64 -e" 1000 3000 0 &&
+				record_per_iter "pin check: rc_pingpong -e 64 B" "$impl" "$r" "$SPAN" 2000 || status=1
+			before=$(windows)
+			run_pair "$twin send_lat -e -s 64 -n 2000 -w 1000" "$twin send_lat -e -s 64 -n 2000 -w 1000" >/dev/null &&
+				w=$(last_window "$before" window) &&
+				record_per_iter "pin check: twin send_lat -e 64 B" "$impl" "$r" "$w" 2000 || status=1
+		done
+	done
+	PIN=${PERF_COMPARE_PIN:-1}
+fi
 want pingpong && { pingpong_case "rc_pingpong 64 B" "-g 1 -s 64" 3000 9000 || status=1; }
 want pingpong_e && { pingpong_case "rc_pingpong -e 64 B" "-g 1 -s 64 -e" 3000 9000 || status=1; }
 # and then rounds of 500 while either side's JIT compiled in the last two (at most WARMUP_TIME s), as perf's warm-up
@@ -323,7 +340,7 @@ if ! grep -q '^window .* ticks [1-9]' "$icount"; then
 fi
 "$ROOT/scripts/lib/perf-compare/icount-report" "$raw" | tee "$out/table.txt" || status=1
 jit=$(grep -o 'TieredStopAtLevel=[0-9]' <<<"$(grep -o 'TieredStopAtLevel=[0-9]' "$j") ${RDMA4J_JAVA_OPTS:-}" | tail -n 1)
-echo "rdma4j's JVMs: $jvms started, $crashed crashed (JIT: ${jit:-tiered to C2}; JVM options: ${RDMA4J_JAVA_OPTS:-none beyond bin/rdma4j}; each side of a run $([ "$PIN" = 1 ] || echo "not ")pinned to a vCPU)" |
+echo "rdma4j's JVMs: $jvms started, $crashed crashed (JIT: ${jit:-tiered to C2}; JVM options: ${RDMA4J_JAVA_OPTS:-none beyond bin/rdma4j}; each side of a run $([ "$PIN" = 1 ] || echo "not ")pinned to vCPUs of its own, $(nproc) vCPUs)" |
 	tee -a "$out/table.txt"
 ((crashed == 0)) || status=1
 disturbed=$(grep -c . "$DISTURBED")

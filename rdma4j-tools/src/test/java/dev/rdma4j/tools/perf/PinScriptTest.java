@@ -9,23 +9,30 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
- * {@code scripts/lib/perf-compare/pin.sh}: {@code perf-compare --icount} runs each side of a pair on a vCPU of its
- * own (an event-mode count moved by up to 32% between rounds with the sides wherever the scheduler put them). The
- * prefix is run here for real: the command's affinity is read back from {@code /proc/self/status}.
+ * {@code scripts/lib/perf-compare/pin.sh}: {@code perf-compare --icount} runs each side of a pair on vCPUs of its
+ * own (an event-mode count moved by up to 32% between rounds with the sides wherever the scheduler put them). On 2
+ * CPUs the prefix is run here for real and the command's affinity read back from {@code /proc/self/status}; a guest
+ * of 4, where each side gets two, is checked by the prefix's words.
  */
 class PinScriptTest {
     /** Runs {@code pin_prefix ROLE} with PIN=pin, then COMMAND under the prefix; its output. */
     private static String underPrefix(String pin, String role, String command) throws Exception {
+        return run(pin, null, ". \"$0\"; pin_prefix \"$1\"; \"${PIN_PREFIX[@]}\" sh -c \"$2\"", role, command);
+    }
+
+    private static String run(String pin, String nproc, String run, String role, String command) throws Exception {
         Path script = null;
         for (Path p = Path.of("").toAbsolutePath(); p != null && script == null; p = p.getParent()) {
             Path s = p.resolve("scripts/lib/perf-compare/pin.sh");
             script = Files.isRegularFile(s) ? s : null;
         }
         assertThat(script).as("pin.sh above " + Path.of("").toAbsolutePath()).isNotNull();
-        String run = ". \"$0\"; pin_prefix \"$1\"; \"${PIN_PREFIX[@]}\" sh -c \"$2\"";
         ProcessBuilder b = new ProcessBuilder("bash", "-uc", run, script.toString(), role, command)
                 .redirectErrorStream(true);
         b.environment().put("PIN", pin);
+        if (nproc != null) {
+            b.environment().put("PIN_NPROC", nproc);
+        }
         b.environment().put("RDMA4J_JAVA_OPTS", "-Xbatch");
         Process p = b.start();
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
@@ -48,6 +55,16 @@ class PinScriptTest {
         String sized = "-Xbatch -XX:ActiveProcessorCount=" + cpus;
         assertThat(underPrefix("1", "server", AFFINITY)).isEqualTo("0\n" + sized);
         assertThat(underPrefix("1", "client", AFFINITY)).isEqualTo("1\n" + sized);
+    }
+
+    @Test
+    void onFourVcpusEachSideHasTwoOfItsOwnAndTheJvmSizesItself() throws Exception {
+        String words = ". \"$0\"; pin_prefix \"$1\"; echo \"${PIN_PREFIX[*]}\"";
+        assertThat(run("1", "4", words, "server", "")).isEqualTo("taskset -c 0,2");
+        assertThat(run("1", "4", words, "client", "")).isEqualTo("taskset -c 1,3");
+        assertThat(run("1", "8", words, "client", "")).isEqualTo("taskset -c 1,3");
+        assertThat(run("0", "4", words, "client", "")).isEmpty();
+        assertThat(run("1", "1", words, "client", "")).isEmpty();
     }
 
     @Test
