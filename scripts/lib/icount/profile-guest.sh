@@ -22,9 +22,14 @@ if [ "${1:-}" = net-pingpong ]; then
 elif [ "${1:-}" = perf ]; then
 	shift
 fi
-"$j" "${tool[@]}" "$@" -p 19500 >"$out/server.log" 2>&1 &
+# each side on a vCPU of its own, as --icount runs them (scripts/lib/perf-compare/pin.sh)
+PIN=${PERF_COMPARE_PIN:-1}
+. "$ROOT/scripts/lib/perf-compare/pin.sh"
+pin_prefix server
+"${PIN_PREFIX[@]}" "$j" "${tool[@]}" "$@" -p 19500 >"$out/server.log" 2>&1 &
 server=$!
-"$j" "${tool[@]}" "$@" -p 19500 --connect-timeout 600 --icount-marks "$marks/libicount-marks.so" "$ip" \
+pin_prefix client
+"${PIN_PREFIX[@]}" "$j" "${tool[@]}" "$@" -p 19500 --connect-timeout 600 --icount-marks "$marks/libicount-marks.so" "$ip" \
 	>"$out/client.log" 2>&1 &
 client=$!
 # the maps once both JVMs are connected (the client says so before its warm-up): during the warm-up, so that

@@ -28,7 +28,7 @@ mkdir -p "$out"
 export LD_PRELOAD=$marks/libicount-poll.so
 . "$ROOT/scripts/lib/jdk.sh"
 # each side of a run on vCPUs of its own (pin.sh): where the scheduler put them moved the event-mode counts by up to
-# 32% between rounds
+# 27% of their median between rounds
 PIN=${PERF_COMPARE_PIN:-1}
 . "$ROOT/scripts/lib/perf-compare/runs.sh"
 . "$ROOT/scripts/lib/perf-compare/event-spin.sh"

@@ -189,7 +189,10 @@ final class CallerWaits {
 
     /**
      * One step of a blocking waiter, the queue's lock held: borrow the channel (first time), read its event when
-     * it was reported readable, poll and dispatch; when the queue is empty, arm it and poll once more.
+     * it was reported readable, arm the queue unless it is armed, then poll and dispatch, as C's event loops do
+     * ({@code ibv_get_cq_event}, {@code ibv_req_notify_cq}, {@code ibv_poll_cq}): a completion that came before the
+     * arming is polled, one after it raises an event. (Until 2026-11-30 it polled, armed when that found nothing
+     * and polled again: a step that went to sleep had polled twice for nothing.)
      *
      * @return completions dispatched; 0: empty and armed, sleep; -1: waiting here cannot go on
      */
@@ -221,33 +224,48 @@ final class CallerWaits {
                     }
                 }
             }
-            int n = pollAsCaller(d);
-            if (n != 0) {
-                return n;
-            }
-            int want = 2;
-            if (solicitedOnly && d.armedByCaller != 2) {
-                d.armedSolicited = true; // then look at expecting: an expect() either is seen here or sees this
-                if (!d.expecting) {
-                    want = 1;
-                }
-            }
-            if (d.armedByCaller >= want) {
-                return 0;
-            }
-            try {
-                d.cq.requestNotification(want == 1);
-            } catch (VerbsException | IllegalStateException e) {
+            if (!armAsCaller(d, solicitedOnly)) {
                 return -1; // the engine meets it too (broken, pruned)
             }
-            d.armedByCaller = want;
-            if (want == 2) {
-                d.armedSolicited = false;
+            for (;;) { // what completed before the arming too
+                int n = pollAsCaller(d);
+                // a full batch all dropped (destroyed queue pairs') is not an empty queue: what lies behind it came
+                // before the arming, and no event would come for it (as the engine's drain; the CQ's size bounds it)
+                if (n != 0 || d.callerWcs.emptied()) {
+                    return n;
+                }
             }
-            return pollAsCaller(d); // what completed before the arming
         } finally {
             d.lock.unlock();
         }
+    }
+
+    /**
+     * Arms {@code d} unless a caller armed it as needed since the last event read (lock held): for solicited
+     * completions only when the caller waits for a message and no future expects a completion, else for every one.
+     * False: it cannot be armed (broken, closed).
+     */
+    private static boolean armAsCaller(DrivenQueue d, boolean solicitedOnly) {
+        int want = 2;
+        if (solicitedOnly && d.armedByCaller != 2) {
+            d.armedSolicited = true; // then look at expecting: an expect() either is seen here or sees this
+            if (!d.expecting) {
+                want = 1;
+            }
+        }
+        if (d.armedByCaller >= want) {
+            return true;
+        }
+        try {
+            d.cq.requestNotification(want == 1);
+        } catch (VerbsException | IllegalStateException e) {
+            return false;
+        }
+        d.armedByCaller = want;
+        if (want == 2) {
+            d.armedSolicited = false;
+        }
+        return true;
     }
 
     /**

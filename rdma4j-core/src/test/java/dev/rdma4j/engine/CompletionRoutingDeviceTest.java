@@ -269,6 +269,77 @@ class CompletionRoutingDeviceTest {
         }
     }
 
+    /**
+     * A caller blocking on a CQ's own channel ({@link CompletionEngine#blockWhileWaiting}) behind 100 completions of a
+     * queue pair then destroyed: its step polls on while a poll's batch was all dropped, as the engine's drain does.
+     * It slept on the first such batch, with a live queue pair's receive in the CQ, for which no event would come
+     * (it was there before the arming), until its time ran out (2026-11-30 (b); before, two such batches did it).
+     * The engine's thread is held meanwhile: only the caller polls.
+     */
+    @Test
+    void aBlockingCallerDoesNotSleepOnAFullBatchOfDroppedCompletions() throws Exception {
+        int dropped = 100;
+        CountDownLatch entered = new CountDownLatch(1);
+        CountDownLatch gate = new CountDownLatch(1);
+        try (Context ctx = TestDevice.device().open();
+             CompletionEngine engine = CompletionEngine.builder().mode(PollingMode.EVENT)
+                     .name("test-engine-dropped-waiter").build();
+             ProtectionDomain pd = ctx.allocateProtectionDomain();
+             CompletionQueue byHand = ctx.createCompletionQueue(256);
+             WorkCompletions wcs = new WorkCompletions(16);
+             MemoryRegion mem = pd.allocate(1 << 14, EnginePair.ALL)) {
+            CompletionQueue cq = engine.createCompletionQueueWithOwnChannel(ctx, 1024);
+            QueuePair gone = QueuePair.builder(pd, QpType.RC).completionQueue(cq).capacity(dropped, dropped).build();
+            QueuePair goneSender = QueuePair.builder(pd, QpType.RC).completionQueue(byHand).capacity(dropped, dropped)
+                    .build();
+            QueuePair kept = QueuePair.builder(pd, QpType.RC).completionQueue(cq).capacity(4, 4).build();
+            QueuePair keptSender = QueuePair.builder(pd, QpType.RC).completionQueue(byHand).capacity(4, 4).build();
+            AsyncQueuePair keptAsync = null;
+            try {
+                reconnect(gone, goneSender);
+                reconnect(kept, keptSender);
+                keptAsync = engine.wrap(kept);
+                engine.execute(() -> {
+                    entered.countDown();
+                    try {
+                        gate.await();
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                });
+                assertThat(entered.await(T, TimeUnit.SECONDS)).as("the engine thread is held").isTrue();
+                for (int i = 0; i < dropped; i++) {
+                    gone.postReceive(i, mem, 64L * (i % 64), 64);
+                }
+                for (int i = 0; i < dropped; i++) {
+                    goneSender.postSend(1000 + i, mem, 8192, 8);
+                }
+                awaitByHand(byHand, wcs, dropped);
+                gone.close(); // its 100 receive completions stay in the CQ, dropped by the poll that meets them
+                CompletableFuture<WorkCompletion> live = keptAsync.receiveAsync(mem, 4096, 64);
+                keptSender.postSend(778, mem, 8192, 8);
+                awaitByHand(byHand, wcs, 1); // the receive's completion is written before the send is acknowledged
+                assertThat(engine.blockWhileWaiting(cq, live::isDone, TimeUnit.MILLISECONDS.toNanos(20)))
+                        .as("the caller found the live receive behind 100 dropped completions, without sleeping")
+                        .isTrue();
+                assertThat(live.getNow(null).byteLength()).isEqualTo(8);
+            } finally {
+                gate.countDown();
+                if (keptAsync != null) {
+                    keptAsync.close();
+                } else {
+                    kept.close();
+                }
+                keptSender.close();
+                goneSender.close();
+                if (!gone.isClosed()) {
+                    gone.close();
+                }
+                cq.close();
+            }
+        }
+    }
+
     /** Polls a CQ of the test's own until {@code n} successful completions. */
     private static void awaitByHand(CompletionQueue cq, WorkCompletions wcs, int n) throws VerbsException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(T);
