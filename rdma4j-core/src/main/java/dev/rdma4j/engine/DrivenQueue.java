@@ -76,7 +76,10 @@ final class DrivenQueue {
      * solicited completions only, 2 for every completion.
      */
     int armedByCaller;
-    /** A sleeping caller armed it for solicited completions only ({@link CallerWaits#expect} re-arms it for all). */
+    /**
+     * A blocking caller armed it for solicited completions only, perhaps one that has left since (a caller arms after
+     * each event it reads, as C's loop; {@link CallerWaits#expect} re-arms it for all).
+     */
     volatile boolean armedSolicited;
     /**
      * A request whose completion a future or a handler expects was posted (or awaited) while the channel was

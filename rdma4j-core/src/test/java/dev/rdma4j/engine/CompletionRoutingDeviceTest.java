@@ -211,7 +211,6 @@ class CompletionRoutingDeviceTest {
     void aFullBatchOfDroppedCompletionsIsNotTakenForAnEmptyQueue() throws Exception {
         int dropped = 100;
         CompletableFuture<WorkCompletion> live = new CompletableFuture<>();
-        CountDownLatch entered = new CountDownLatch(1);
         CountDownLatch gate = new CountDownLatch(1);
         try (Context ctx = TestDevice.device().open();
              CompletionEngine engine = CompletionEngine.builder().name("test-engine-dropped").build();
@@ -232,23 +231,8 @@ class CompletionRoutingDeviceTest {
             try {
                 reconnect(gone, goneSender);
                 reconnect(kept, keptSender);
-                engine.execute(() -> {
-                    entered.countDown();
-                    try {
-                        gate.await();
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                    }
-                });
-                assertThat(entered.await(T, TimeUnit.SECONDS)).as("the engine thread is held").isTrue();
-                for (int i = 0; i < dropped; i++) {
-                    gone.postReceive(i, mem, 64L * (i % 64), 64);
-                }
-                for (int i = 0; i < dropped; i++) {
-                    goneSender.postSend(1000 + i, mem, 8192, 8);
-                }
-                awaitByHand(byHand, wcs, dropped);
-                gone.close(); // its 100 receive completions stay in the CQ, dropped by the poll that meets them
+                holdTheEngine(engine, gate);
+                leaveDroppedCompletions(gone, goneSender, byHand, wcs, mem, dropped);
                 kept.postReceive(777, mem, 4096, 64);
                 keptSender.postSend(778, mem, 8192, 8);
                 awaitByHand(byHand, wcs, 1);
@@ -279,7 +263,6 @@ class CompletionRoutingDeviceTest {
     @Test
     void aBlockingCallerDoesNotSleepOnAFullBatchOfDroppedCompletions() throws Exception {
         int dropped = 100;
-        CountDownLatch entered = new CountDownLatch(1);
         CountDownLatch gate = new CountDownLatch(1);
         try (Context ctx = TestDevice.device().open();
              CompletionEngine engine = CompletionEngine.builder().mode(PollingMode.EVENT)
@@ -299,23 +282,8 @@ class CompletionRoutingDeviceTest {
                 reconnect(gone, goneSender);
                 reconnect(kept, keptSender);
                 keptAsync = engine.wrap(kept);
-                engine.execute(() -> {
-                    entered.countDown();
-                    try {
-                        gate.await();
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                    }
-                });
-                assertThat(entered.await(T, TimeUnit.SECONDS)).as("the engine thread is held").isTrue();
-                for (int i = 0; i < dropped; i++) {
-                    gone.postReceive(i, mem, 64L * (i % 64), 64);
-                }
-                for (int i = 0; i < dropped; i++) {
-                    goneSender.postSend(1000 + i, mem, 8192, 8);
-                }
-                awaitByHand(byHand, wcs, dropped);
-                gone.close(); // its 100 receive completions stay in the CQ, dropped by the poll that meets them
+                holdTheEngine(engine, gate);
+                leaveDroppedCompletions(gone, goneSender, byHand, wcs, mem, dropped);
                 CompletableFuture<WorkCompletion> live = keptAsync.receiveAsync(mem, 4096, 64);
                 keptSender.postSend(778, mem, 8192, 8);
                 awaitByHand(byHand, wcs, 1); // the receive's completion is written before the send is acknowledged
@@ -338,6 +306,36 @@ class CompletionRoutingDeviceTest {
                 cq.close();
             }
         }
+    }
+
+    /** Holds the engine's thread in a task until {@code gate} opens: the CQs are then polled by nobody else. */
+    private static void holdTheEngine(CompletionEngine engine, CountDownLatch gate) throws InterruptedException {
+        CountDownLatch entered = new CountDownLatch(1);
+        engine.execute(() -> {
+            entered.countDown();
+            try {
+                gate.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        assertThat(entered.await(T, TimeUnit.SECONDS)).as("the engine thread is held").isTrue();
+    }
+
+    /**
+     * {@code dropped} receive completions of {@code gone} in its CQ, then {@code gone} destroyed: they stay there,
+     * dropped by the poll that meets them.
+     */
+    private static void leaveDroppedCompletions(QueuePair gone, QueuePair goneSender, CompletionQueue byHand,
+            WorkCompletions wcs, MemoryRegion mem, int dropped) throws VerbsException {
+        for (int i = 0; i < dropped; i++) {
+            gone.postReceive(i, mem, 64L * (i % 64), 64);
+        }
+        for (int i = 0; i < dropped; i++) {
+            goneSender.postSend(1000 + i, mem, 8192, 8);
+        }
+        awaitByHand(byHand, wcs, dropped);
+        gone.close();
     }
 
     /** Polls a CQ of the test's own until {@code n} successful completions. */

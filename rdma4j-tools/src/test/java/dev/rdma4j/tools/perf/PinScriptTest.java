@@ -10,8 +10,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * {@code scripts/lib/perf-compare/pin.sh}: {@code perf-compare --icount} runs each side of a pair on a vCPU of its
- * own (an event-mode count moved by up to 32% between rounds with the sides wherever the scheduler put them). The
- * prefix is run here for real: the command's affinity is read back from {@code /proc/self/status}.
+ * own (an event-mode count moved by up to 27% of its median between rounds with the sides wherever the scheduler put
+ * them). The prefix is run here for real: the command's affinity is read back from {@code /proc/self/status}.
  */
 class PinScriptTest {
     /** Runs {@code pin_prefix ROLE} with PIN=pin, then COMMAND under the prefix; its output. */
