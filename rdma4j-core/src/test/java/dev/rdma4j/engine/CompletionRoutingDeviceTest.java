@@ -243,12 +243,7 @@ class CompletionRoutingDeviceTest {
             } finally {
                 gate.countDown();
                 kept.close();
-                keptSender.close();
-                goneSender.close();
-                if (!gone.isClosed()) {
-                    gone.close();
-                }
-                cq.close();
+                closeTheRest(keptSender, goneSender, gone, cq);
             }
         }
     }
@@ -298,12 +293,7 @@ class CompletionRoutingDeviceTest {
                 } else {
                     kept.close();
                 }
-                keptSender.close();
-                goneSender.close();
-                if (!gone.isClosed()) {
-                    gone.close();
-                }
-                cq.close();
+                closeTheRest(keptSender, goneSender, gone, cq);
             }
         }
     }
@@ -336,6 +326,16 @@ class CompletionRoutingDeviceTest {
         }
         awaitByHand(byHand, wcs, dropped);
         gone.close();
+    }
+
+    /** The dropped-batch tests' teardown after their live queue pair: the senders, the destroyed one, the CQ. */
+    private static void closeTheRest(QueuePair keptSender, QueuePair goneSender, QueuePair gone, CompletionQueue cq) {
+        keptSender.close();
+        goneSender.close();
+        if (!gone.isClosed()) {
+            gone.close();
+        }
+        cq.close();
     }
 
     /** Polls a CQ of the test's own until {@code n} successful completions. */
