@@ -31,6 +31,12 @@ public final class CompletionQueue extends NativeResource {
     private int unackedEvents;
     /** The engine thread that alone may poll, or null. */
     private volatile Thread drivenBy;
+    /**
+     * Send requests posted to the queue pairs whose sends complete here, counted (plain: written by posting threads
+     * under their QP's send lock, read by the engine's drain, which polls again after a dispatch only when it posted
+     * a send: a count it misses costs an event, not a completion; the drain armed the queue before it polled).
+     */
+    int sendsPosted;
     private boolean destroying;
     /** Set under {@link #pollLock} before the queue is destroyed; {@link #poll} checks it under the lock. */
     private boolean destroyed;
@@ -131,6 +137,11 @@ public final class CompletionQueue extends NativeResource {
                     + " steal them");
         }
         return pollForDriver(completions);
+    }
+
+    /** {@link #sendsPosted}, for the engine's drain. */
+    int sendsPosted() {
+        return sendsPosted;
     }
 
     /** {@link #poll} without the engine-thread check: for the engine's own dispatch on a waiting caller's thread. */

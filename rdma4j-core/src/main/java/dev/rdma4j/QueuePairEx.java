@@ -156,6 +156,7 @@ public final class QueuePairEx {
             current = batch;
             int rc;
             try {
+                qp.sendCompletionQueue().sendsPosted++; // as QueuePair.tryPost
                 rc = batch.post(qp.sendRing, qp.token, replay);
             } finally {
                 current = null; // no batch kept past its post

@@ -34,6 +34,8 @@ final class Dispatcher {
     /** Completions the engine's thread dispatched, and those of them that failed (its own fields). */
     private long completions;
     private long failedCompletions;
+    /** The engine thread's polls (for tests: how many each event costs). */
+    private long polls;
     /** Failed completions waiting callers dispatched (several may at once, each under its queue's lock; rare). */
     private final LongAdder failedByCallers = new LongAdder();
     /** What a {@link CompletionHandler} is given: one view, pointed at each completion in turn. */
@@ -68,6 +70,7 @@ final class Dispatcher {
      */
     int pollAndDispatch(DrivenQueue d) {
         int n;
+        polls++;
         try {
             n = d.cq.poll(wcs);
         } catch (VerbsException e) {
@@ -173,6 +176,10 @@ final class Dispatcher {
     /** Completions the engine's thread dispatched (read racily from other threads: a snapshot may lag). */
     long completions() {
         return completions;
+    }
+
+    long polls() {
+        return polls;
     }
 
     /** Completions dispatched on any thread whose status was not {@code IBV_WC_SUCCESS}. */

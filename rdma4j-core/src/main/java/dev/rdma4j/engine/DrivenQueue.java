@@ -52,6 +52,20 @@ final class DrivenQueue {
      * own clock read, so that a wait's end reads no clock (one fewer read a blocking receive).
      */
     static final long JUST_LEFT = 2;
+
+    /**
+     * Whether the waiters left less than {@code grace} ago ({@code left}: {@link #lastLeft}, not 0; engine thread);
+     * the first look after they left stamps the time, the grace counts from it.
+     */
+    boolean withinGrace(long left, long grace) {
+        long now = System.nanoTime();
+        if (left == JUST_LEFT) {
+            lastLeft = now | 1; // a waiter leaving meanwhile writes JUST_LEFT again, or leaves this stamp: both fine
+            return true;
+        }
+        return now - left < grace;
+    }
+
     /**
      * Left to waiters, unarmed (engine thread): they are there or were within {@link EngineTurn#WAITER_GRACE_NANOS};
      * the engine looks at it every 1 to 8 ms and arms it once they have been gone a millisecond.

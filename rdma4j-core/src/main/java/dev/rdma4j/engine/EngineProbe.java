@@ -46,6 +46,13 @@ final class EngineProbe {
         return looks[0];
     }
 
+    /** The {@code ibv_poll_cq} calls of the engine's thread so far (its drains'; not its waiting callers'). */
+    static long polls(CompletionEngine engine) {
+        long[] polls = new long[1];
+        engine.call(() -> polls[0] = engine.turn().polls());
+        return polls[0];
+    }
+
     /** Eventfd writes so far (wake-ups are coalesced: fewer than the tasks submitted). */
     static long wakeWrites(CompletionEngine engine) {
         return engine.turn().wakeWrites();

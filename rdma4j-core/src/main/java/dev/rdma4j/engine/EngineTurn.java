@@ -248,6 +248,10 @@ final class EngineTurn {
         return waiterLooks;
     }
 
+    long polls() {
+        return dispatcher.polls();
+    }
+
     // ---------------------------------------------------------------- wake-ups and the fds (any thread)
 
     /** Wakes the engine's thread (coalesced; see {@link WakeUp}). Any thread. */
@@ -525,7 +529,7 @@ final class EngineTurn {
     /** Re-arm, then drain ({@link #armAndDrainNow}); true when the CQ was left empty and armed, false when not. */
     private boolean armAndDrain(DrivenQueue d) {
         long left = d.lastLeft;
-        if (d.waiters.get() > 0 || left != 0 && withinGrace(d, left)) {
+        if (d.waiters.get() > 0 || left != 0 && d.withinGrace(left, WAITER_GRACE_NANOS)) {
             if (!d.waitersRecently) { // left to its waiters, unarmed: looked at every 1-8 ms (eventTurn)
                 d.waitersRecently = true;
                 waitedCqs++;
@@ -538,19 +542,6 @@ final class EngineTurn {
             waitedCqs--;
         }
         return emptied;
-    }
-
-    /**
-     * Whether the waiters of {@code d} left less than {@link #WAITER_GRACE_NANOS} ago ({@code left}: their
-     * {@link DrivenQueue#lastLeft}, not 0); the first look after they left stamps the time, the grace counts from it.
-     */
-    private static boolean withinGrace(DrivenQueue d, long left) {
-        long now = System.nanoTime();
-        if (left == DrivenQueue.JUST_LEFT) {
-            d.lastLeft = now | 1; // a waiter leaving meanwhile writes JUST_LEFT again, or leaves this stamp: both fine
-            return true;
-        }
-        return now - left < WAITER_GRACE_NANOS;
     }
 
     /**
@@ -620,19 +611,21 @@ final class EngineTurn {
 
     /**
      * Polls {@code d} (lock held) until a poll finds it empty or {@link #DRAIN_BUDGET} polls are spent, dispatching
-     * each completion. A poll that dispatched something is followed by another even when it emptied the queue
-     * ({@link dev.rdma4j.WorkCompletions#emptied}): what it ran posts (the next send), whose completion on rxe is often
-     * there already (stopping cost an event more: +30% user instructions in the async short path, 2026-11-30). A full
-     * batch all dropped (destroyed queue pairs') is not the end either. Returns true when emptied, closed or broken.
+     * each completion. A poll whose dispatch posted a send to a queue pair completing here is followed by another even
+     * when it emptied the queue ({@link dev.rdma4j.WorkCompletions#emptied}): that send's completion on rxe is often
+     * there already (stopping cost an event more: +30% user instructions in the async short path, 2026-11-30); one
+     * that posted none is not (a poll more, finding nothing, each event of send_lat -e). A full batch all dropped
+     * (destroyed queue pairs') is not the end either. Returns true when emptied, closed or broken.
      */
     boolean drainLocked(DrivenQueue d) {
         for (int round = 0; round < DRAIN_BUDGET; round++) {
+            int sends = ACCESS.sendsPosted(d.cq);
             int n = dispatcher.pollAndDispatch(d);
             if (n < 0) {
                 return true; // closed (pruned below), or broken
             }
             work += n;
-            if (n == 0 && dispatcher.lastPollEmptied()) {
+            if (dispatcher.lastPollEmptied() && (n == 0 || ACCESS.sendsPosted(d.cq) == sends)) {
                 return true;
             }
         }

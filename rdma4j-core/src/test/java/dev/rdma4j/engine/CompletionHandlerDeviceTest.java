@@ -168,6 +168,46 @@ class CompletionHandlerDeviceTest {
         }
     }
 
+    /**
+     * In EVENT mode a completion whose dispatch posted no send ends the drain once a poll emptied the CQ: one
+     * {@code ibv_poll_cq} an event (the CQ was armed before it was polled: the next completion raises an event).
+     * Before, the drain polled once more after every dispatching poll, finding nothing: two polls an event (each of
+     * send_lat -e's four events an iteration). Each write is completed, and the engine's turn over, before the next
+     * is posted, so every completion comes by its own event and no post races a drain.
+     */
+    @Test
+    void aDispatchThatPostedNothingEndsTheDrain() throws Exception {
+        java.util.concurrent.atomic.AtomicLong handled = new java.util.concurrent.atomic.AtomicLong();
+        try (Context ctx = TestDevice.device().open();
+             CompletionEngine engine = CompletionEngine.builder().name("test-engine-drain-end").build();
+             ProtectionDomain pd = ctx.allocateProtectionDomain();
+             dev.rdma4j.SendBatch write = new dev.rdma4j.SendBatch(1, 1)) {
+            CompletionQueue cq = engine.createCompletionQueueWithHandler(ctx, 64, v -> {
+                if (v.isSuccess()) {
+                    handled.lazySet(handled.get() + 1); // written by the engine thread only
+                }
+            });
+            QueuePair[] qp = CompletionRoutingDeviceTest.connectedPair(pd, cq, 16);
+            try (MemoryRegion mem = pd.allocate(1 << 12, EnginePair.ALL)) {
+                write.write(7, mem, 0, 64, mem.remote(), 2048);
+                int n = 40;
+                long before = EngineProbe.polls(engine);
+                for (int i = 0; i < n; i++) {
+                    writes(qp[0], write, handled, 1);
+                    EngineProbe.awaitTurn(engine); // the drain that dispatched it is over
+                }
+                long polls = EngineProbe.polls(engine) - before;
+                assertThat(handled.get()).isEqualTo(n);
+                assertThat(polls).as("the engine's polls for %d completions, each its own event", n)
+                        .isBetween((long) n, n + 2L);
+            } finally {
+                qp[0].close();
+                qp[1].close();
+                cq.close();
+            }
+        }
+    }
+
     @Test
     void aThrowingHandlerIsCountedAndTheEngineGoesOn() throws Exception {
         AtomicInteger calls = new AtomicInteger();

@@ -47,6 +47,12 @@ public interface Access {
      */
     int pollForDriver(CompletionQueue cq, WorkCompletions wcs) throws VerbsException;
 
+    /**
+     * How many send requests were posted to the queue pairs whose sends complete on {@code cq} (a plain count that
+     * wraps): the engine's drain polls again after a dispatch only when it changed.
+     */
+    int sendsPosted(CompletionQueue cq);
+
     /** The driver of the QP whose request completion {@code i} of the last poll is, or null. */
     QpDriver driver(WorkCompletions wcs, int i);
 

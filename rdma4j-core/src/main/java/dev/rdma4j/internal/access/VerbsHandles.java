@@ -36,6 +36,7 @@ final class VerbsHandles implements Access {
     private static final MethodHandle DRIVE_QP;
     private static final MethodHandle DRIVE_CQ;
     private static final MethodHandle POLL_FOR_DRIVER;
+    private static final MethodHandle SENDS_POSTED;
     private static final MethodHandle POLL_READABLE;
     private static final MethodHandle EPOLL_CTL;
     private static final MethodHandle NEXT_EVENT;
@@ -58,6 +59,7 @@ final class VerbsHandles implements Access {
             DRIVE_CQ = l.findVirtual(CompletionQueue.class, "drive", methodType(void.class, Thread.class));
             POLL_FOR_DRIVER = l.findVirtual(CompletionQueue.class, "pollForDriver",
                     methodType(int.class, WorkCompletions.class));
+            SENDS_POSTED = l.findVirtual(CompletionQueue.class, "sendsPosted", methodType(int.class));
             POLL_READABLE = l.findVirtual(CompletionChannel.class, "pollReadable",
                     methodType(int.class, int.class, MemorySegment.class));
             NEXT_EVENT = l.findVirtual(CompletionChannel.class, "nextEventForDriver",
@@ -106,6 +108,15 @@ final class VerbsHandles implements Access {
             return (CompletionQueue) NEXT_EVENT.invokeExact(ch, readable);
         } catch (VerbsException e) {
             throw e;
+        } catch (Throwable t) {
+            throw Native.rethrow(t);
+        }
+    }
+
+    @Override
+    public int sendsPosted(CompletionQueue cq) {
+        try {
+            return (int) SENDS_POSTED.invokeExact(cq);
         } catch (Throwable t) {
             throw Native.rethrow(t);
         }
