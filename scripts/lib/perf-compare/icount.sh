@@ -30,6 +30,12 @@ export LD_PRELOAD=$marks/libicount-poll.so
 # each side of a run on vCPUs of its own (pin.sh): where the scheduler put them moved the event-mode counts by up to
 # 27% of their median between rounds
 PIN=${PERF_COMPARE_PIN:-1}
+# PERF_COMPARE_WQ_CPUMASK=HEX: the guest's unbound workqueues (rxe's among them) confined to those CPUs (1: CPU 0),
+# a trial for the busy cases' kernel counts under multi-threaded TCG (docs/perf/instructions-2026-11-30c.md)
+if [ -n "${PERF_COMPARE_WQ_CPUMASK:-}" ]; then
+	echo "$PERF_COMPARE_WQ_CPUMASK" >/sys/devices/virtual/workqueue/cpumask || exit 1
+	echo "perf-compare: unbound workqueues on CPUs (mask) $(cat /sys/devices/virtual/workqueue/cpumask)" >&2
+fi
 . "$ROOT/scripts/lib/perf-compare/runs.sh"
 . "$ROOT/scripts/lib/perf-compare/event-spin.sh"
 # the longest warm-up of a run (rdma4j perf's --warmup-time, net-pingpong's, NettyEchoCount's): with 20 s,

@@ -32,11 +32,12 @@ public final class CompletionQueue extends NativeResource {
     /** The engine thread that alone may poll, or null. */
     private volatile Thread drivenBy;
     /**
-     * Send requests posted to the queue pairs whose sends complete here, counted (plain: written by posting threads
-     * under their QP's send lock, read by the engine's drain, which polls again after a dispatch only when it posted
-     * a send: a count it misses costs an event, not a completion; the drain armed the queue before it polled).
+     * Send requests posted to the queue pairs whose sends complete here by the engine thread that drives the queue
+     * (in its dispatch), counted (its own field: posts of other threads are not counted, nor do they write here).
+     * The engine's drain polls again after a dispatch only when it posted a send; the drain armed the queue before
+     * it polled, so a send it does not see costs an event, not a completion.
      */
-    int sendsPosted;
+    private int sendsPosted;
     private boolean destroying;
     /** Set under {@link #pollLock} before the queue is destroyed; {@link #poll} checks it under the lock. */
     private boolean destroyed;
@@ -142,6 +143,13 @@ public final class CompletionQueue extends NativeResource {
     /** {@link #sendsPosted}, for the engine's drain. */
     int sendsPosted() {
         return sendsPosted;
+    }
+
+    /** A send was posted to a queue pair completing here: counted when the engine driving the queue posted it. */
+    void sendPosted() {
+        if (drivenBy == Thread.currentThread()) {
+            sendsPosted++;
+        }
     }
 
     /** {@link #poll} without the engine-thread check: for the engine's own dispatch on a waiting caller's thread. */

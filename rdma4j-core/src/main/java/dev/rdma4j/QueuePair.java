@@ -443,7 +443,7 @@ public final class QueuePair extends NativeResource {
             if (batch.windowOps != 0 && batch.extras.checkWindowOps(this, n) != 0) {
                 return EINVAL; // an invalidate of a window not bound here: nothing posted
             }
-            sendCq.sendsPosted++; // the engine's drain polls again after a dispatch that posted (CompletionQueue)
+            sendCq.sendPosted(); // the engine's drain polls again after a dispatch that posted (CompletionQueue)
             int rc = batch.post(sendRing, token, false, postSendFn, handle, badSend, idBase);
             return batch.windowOps == 0 ? rc : batch.extras.windowOpsPosted(rc, n, this); // in posting order
         } finally {

@@ -156,7 +156,7 @@ public final class QueuePairEx {
             current = batch;
             int rc;
             try {
-                qp.sendCompletionQueue().sendsPosted++; // as QueuePair.tryPost
+                qp.sendCompletionQueue().sendPosted(); // as QueuePair.tryPost
                 rc = batch.post(qp.sendRing, qp.token, replay);
             } finally {
                 current = null; // no batch kept past its post

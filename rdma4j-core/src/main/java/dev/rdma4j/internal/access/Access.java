@@ -48,8 +48,8 @@ public interface Access {
     int pollForDriver(CompletionQueue cq, WorkCompletions wcs) throws VerbsException;
 
     /**
-     * How many send requests were posted to the queue pairs whose sends complete on {@code cq} (a plain count that
-     * wraps): the engine's drain polls again after a dispatch only when it changed.
+     * How many send requests the engine driving {@code cq} posted to the queue pairs whose sends complete there (a
+     * count of its thread's that wraps): its drain polls again after a dispatch only when it changed.
      */
     int sendsPosted(CompletionQueue cq);
 
